@@ -4,13 +4,14 @@
 
 # %% ../nbs/03_utils.ipynb #527ff1f1
 from __future__ import annotations
-import asyncio, logging, os, threading
+import asyncio, contextlib, contextvars, logging, os, threading, time
 from importlib import resources
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Optional
 
 # %% auto #0
-__all__ = ['log', 'run_sync', 'truncate_text', 'prompts_dir', 'load_prompt_from_file']
+__all__ = ['log', 'run_sync', 'truncate_text', 'deadline_scope', 'time_left', 'call_timeout', 'prompts_dir',
+           'load_prompt_from_file']
 
 # %% ../nbs/03_utils.ipynb #4bfd04b6
 log = logging.getLogger(__name__)
@@ -42,6 +43,30 @@ def truncate_text(text:str, # the full text
     end = len(text) if budget <= 0 else min(len(text), offset + budget)
     what, more = ("cut: showing", f" {hint}" if hint else "") if end < len(text) else ("showing the end:", "")
     return f"{text[offset:end]}\n\n[... {what} characters {offset+1}-{end} of {len(text)}.{more}]"
+
+# %% ../nbs/03_utils.ipynb #df5b6e94
+_deadline: contextvars.ContextVar = contextvars.ContextVar("gaia_mas_deadline", default=None)
+
+@contextlib.contextmanager
+def deadline_scope(seconds:Optional[float], # the block's budget; None for no deadline
+                  ):
+    "Within this block `time_left()` counts down from `seconds`; an enclosing earlier deadline still wins."
+    outer = _deadline.get()
+    at = None if seconds is None else time.monotonic() + seconds
+    token = _deadline.set(min(x for x in (outer, at) if x is not None) if (outer or at) else None)
+    try: yield
+    finally: _deadline.reset(token)
+
+def time_left(default:Optional[float]=None, # what to return when no deadline is set
+             ) -> Optional[float]:
+    "Seconds left before the current deadline (never below 0), or `default` outside any `deadline_scope`."
+    at = _deadline.get()
+    return default if at is None else max(0.0, at - time.monotonic())
+
+def call_timeout(limit:float, # the call's own time-out, in seconds
+                ) -> float:
+    "`limit`, cut to the time the current deadline leaves."
+    return min(limit, time_left(limit))
 
 # %% ../nbs/03_utils.ipynb #feffadf2
 def prompts_dir(prompt_set:str="baseline", # a subfolder of prompts/, e.g. "baseline"
