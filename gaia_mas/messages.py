@@ -4,11 +4,12 @@
 
 # %% ../nbs/01_messages.ipynb #88f1e7e6
 from __future__ import annotations
-import json, logging, re
+import json, logging, math, re
 from datetime import datetime, timezone
-from typing import Any, Iterable, Literal, Optional
+from typing import Any, Iterable, Literal, Optional, get_args, get_origin
+from typing_extensions import is_typeddict
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from .state import AgentMessage, GraphState
+from .state import AgentMessage, GraphState, split_annotated, typeddict_fields
 
 # %% auto #0
 __all__ = ['log', 'compose_agent_message', 'send_message', 'get_agent_conversation', 'convert_agent_messages_to_langchain',
@@ -87,16 +88,63 @@ def validate_output_matches_json_schema(response:Any, # the parsed reply
     return isinstance(response, dict) and all(k in response for k in output_schema_keys)
 
 # %% ../nbs/01_messages.ipynb #9afe0082
+_BOOLS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+
+def _bad(component, key, want, value):
+    return TypeError(f"{component}: key {key!r} must be {want}, got {str(value)[:100]!r}")
+
+def _number(value, t, key, component):
+    "`value` as an `int` or a `float`; numeric strings accepted, nothing else."
+    want = "an integer" if t is int else "a number"
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)): raise _bad(component, key, want, value)
+    try: x = float(value) if isinstance(value, str) else value
+    except ValueError: raise _bad(component, key, want, value) from None
+    if not math.isfinite(x) or (t is int and x != int(x)): raise _bad(component, key, want, value)
+    return int(x) if t is int else float(x)
+
+def _boolean(value, key, component):
+    "`value` as a `bool`: true/false, yes/no, 1/0 accepted."
+    if isinstance(value, bool): return value
+    found = _BOOLS.get(str(value).strip().lower()) if isinstance(value, (str, int, float)) else None
+    if found is None: raise _bad(component, key, "true or false", value)
+    return found
+
+# %% ../nbs/01_messages.ipynb #b22c0001
+def _clamp(x, rng, key, component):
+    "`x` moved inside `rng`, with a note in the log when it was outside."
+    lo, hi = (rng.lo if rng.lo is not None else -math.inf), (rng.hi if rng.hi is not None else math.inf)
+    if lo <= x <= hi: return x
+    log.info("%s: key %r is %s, outside [%s, %s]; clamped", component, key, x, rng.lo, rng.hi)
+    return type(x)(min(max(x, lo), hi))
+
+def _typed_dict(value, t, key, component):
+    "`value` checked against the `TypedDict` class `t`, key by key; extra keys dropped."
+    if isinstance(value, str):
+        try: value = json.loads(value)
+        except json.JSONDecodeError: pass
+    if not isinstance(value, dict): raise _bad(component, key, f"an object with keys {list(typeddict_fields(t))}", value)
+    fields = typeddict_fields(t)
+    missing = [k for k in fields if k not in value]
+    if missing: raise TypeError(f"{component}: key {key!r} is missing {missing}, got {str(value)[:200]!r}")
+    return {k: _coerce(value[k], ft, f"{key}.{k}", component) for k, ft in fields.items()}
+
+# %% ../nbs/01_messages.ipynb #b22c0002
 def _coerce(value, t, key, component):
     "`value` made to fit type `t`, or a `TypeError` naming the key."
-    origin, args = getattr(t, "__origin__", None), getattr(t, "__args__", ())
+    t, rng = split_annotated(t)
+    origin, args = get_origin(t), get_args(t)
     if origin is Literal:
         found = [a for a in args if str(value).strip().lower() == str(a).lower()]
         if not found: raise TypeError(f"{component}: key {key!r} must be one of {list(args)}, got {value!r}")
         return found[0]
     if origin is list or t is list:
         items = value if isinstance(value, list) else [] if value in (None, "") else [value]
-        return [_coerce(v, args[0], key, component) for v in items] if args else items
+        return [_coerce(v, args[0], f"{key}[{i}]", component) for i, v in enumerate(items)] if args else items
+    if is_typeddict(t): return _typed_dict(value, t, key, component)
+    if t is bool: return _boolean(value, key, component)
+    if t in (int, float):
+        x = _number(value, t, key, component)
+        return _clamp(x, rng, key, component) if rng else x
     if t is str:
         if isinstance(value, (dict, list)): return json.dumps(value, ensure_ascii=False)
         return "" if value is None else str(value)

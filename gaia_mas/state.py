@@ -6,13 +6,15 @@
 from __future__ import annotations
 import operator
 from dataclasses import dataclass, replace
-from typing import Annotated, Any, Literal, Optional, TypedDict
+from typing import Annotated, Any, Literal, Optional, TypedDict, get_args, get_origin, get_type_hints
+from typing_extensions import is_typeddict
 from langchain_core.messages import BaseMessage
 
 # %% auto #0
 __all__ = ['AgentName', 'MessageType', 'Step', 'FAILURE_ANSWER', 'PLANNER_OUTPUT_SCHEMA', 'RESEARCHER_OUTPUT_SCHEMA',
            'EXPERT_OUTPUT_SCHEMA', 'CRITIC_OUTPUT_SCHEMA', 'FINALIZER_OUTPUT_SCHEMA', 'AgentMessage', 'ResearcherState',
-           'ExpertState', 'GraphState', 'schema_to_json_schema', 'AgentConfig']
+           'ExpertState', 'GraphState', 'Range', 'split_annotated', 'typeddict_fields', 'schema_to_json_schema',
+           'AgentConfig']
 
 # %% ../nbs/00_state.ipynb #0c382ba2
 AgentName = Literal["orchestrator", "planner", "researcher", "expert", "critic",
@@ -92,26 +94,52 @@ CRITIC_OUTPUT_SCHEMA = {"decision": Literal["approve", "reject"], "feedback": st
 FINALIZER_OUTPUT_SCHEMA = {"final_answer": str, "final_reasoning_trace": str}
 
 # %% ../nbs/00_state.ipynb #06ca777b
+@dataclass(frozen=True)
+class Range:
+    "Bounds of a number in an output schema, as in `Annotated[float, Range(0, 1)]`; a reply outside them is clamped."
+    lo: Optional[float] = None # the smallest value allowed, or None
+    hi: Optional[float] = None # the largest value allowed, or None
+
+def split_annotated(t) -> tuple:
+    "The type inside `Annotated[...]` and its `Range` (or None)."
+    if get_origin(t) is not Annotated: return t, None
+    base, *meta = get_args(t)
+    return base, next((m for m in meta if isinstance(m, Range)), None)
+
+def typeddict_fields(t) -> dict:
+    "The keys and value types of a `TypedDict` class, `Annotated` bounds kept."
+    return get_type_hints(t, include_extras=True)
+
+# %% ../nbs/00_state.ipynb #a11c0002
+_SCALARS = {str: {"type": "string"}, int: {"type": "integer"}, float: {"type": "number"}, bool: {"type": "boolean"}}
+
 def _type_to_json(t) -> dict:
     "JSON Schema for one of the schema's value types."
-    origin, args = getattr(t, "__origin__", None), getattr(t, "__args__", ())
+    t, rng = split_annotated(t)
+    origin, args = get_origin(t), get_args(t)
     if origin is Literal: return {"type": "string", "enum": list(args)}
     if origin is list or t is list: return {"type": "array", "items": _type_to_json(args[0]) if args else {}}
-    return {str: {"type": "string"}, int: {"type": "integer"}, float: {"type": "number"},
-            bool: {"type": "boolean"}}.get(t, {"type": "string"})
+    if is_typeddict(t): return _object_schema(typeddict_fields(t))
+    js = dict(_SCALARS.get(t, {"type": "string"}))
+    if rng and rng.lo is not None: js["minimum"] = rng.lo
+    if rng and rng.hi is not None: js["maximum"] = rng.hi
+    return js
+
+def _object_schema(fields:dict) -> dict:
+    "A strict object: every key required, no other key allowed."
+    props = {k: _type_to_json(t) for k, t in fields.items()}
+    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
 def schema_to_json_schema(output_schema:dict, # key -> Python type, as in `PLANNER_OUTPUT_SCHEMA`
                           name:str="reply", # name given to the schema
                          ) -> dict:
-    "A strict JSON Schema object with every key of `output_schema` required."
-    props = {k: _type_to_json(t) for k, t in output_schema.items()}
-    return {"title": name, "type": "object", "properties": props,
-            "required": list(props), "additionalProperties": False}
+    "A strict JSON Schema object with every key of `output_schema` required, nested objects too."
+    return {"title": name, **_object_schema(output_schema)}
 
 # %% ../nbs/00_state.ipynb #2a501bcd
 @dataclass
 class AgentConfig:
-    "How one agent is built: its model, its prompt, its output schema and its retry limit."
+    "How one agent is built: its model, its prompt, its output schema, its retry limit and its reply length."
     name: str
     provider: str
     model: str
@@ -120,6 +148,7 @@ class AgentConfig:
     system_prompt: str | dict
     retry_limit: Optional[int] = None
     base_url: Optional[str] = None
+    max_tokens: Optional[int] = None
 
     def with_(self, **kw) -> "AgentConfig":
         "A copy with some fields replaced."
