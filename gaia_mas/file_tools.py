@@ -4,62 +4,109 @@
 
 # %% ../nbs/07_file_tools.ipynb #9f2c587c
 from __future__ import annotations
-import base64, contextlib, contextvars, functools, importlib, io, json, logging, os, shutil, subprocess, tempfile, threading, zipfile
+import base64, contextlib, contextvars, functools, importlib, io, json, logging, os, re, shutil, stat, subprocess, tempfile, threading, zipfile
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Optional
 from .expert_tools import doc_tool, tool_budget
 from .utils import truncate_text
 
 # %% auto #0
-__all__ = ['log', 'READERS', 'FileAccessError', 'extra_roots', 'allowed_roots', 'allow_roots', 'checked_path', 'attachment_scope',
-           'bounded', 'parse_range', 'ToolUnavailable', 'file_tool', 'decode_text', 'plain_text', 'text_file_tool',
-           'write_text_pdf', 'ocr_image', 'pdf_text', 'unstructured_pdf_tool', 'unstructured_offline', 'partition',
-           'table_rows', 'element_text', 'docx_text', 'unstructured_word_tool', 'pptx_text',
-           'unstructured_powerpoint_tool', 'excel_text', 'unstructured_excel_tool', 'use_vision_model', 'vision_model',
-           'image_data_url', 'describe_image', 'image_tool', 'transcribe_audio', 'audio_transcription_tool', 'zip_text',
-           'read_any', 'zip_file_tool', 'read_attachment', 'get_file_tools']
+__all__ = ['log', 'READERS', 'FileAccessError', 'extra_roots', 'allowed_roots', 'allowed_files', 'allow_roots', 'allow_files',
+           'gold_reason', 'checked_path', 'attachment_scope', 'bounded', 'parse_range', 'ToolUnavailable', 'file_tool',
+           'decode_text', 'plain_text', 'text_file_tool', 'write_text_pdf', 'ocr_image', 'pdf_text',
+           'unstructured_pdf_tool', 'unstructured_offline', 'partition', 'table_rows', 'element_text', 'docx_text',
+           'unstructured_word_tool', 'pptx_text', 'unstructured_powerpoint_tool', 'cell_bound', 'excel_text',
+           'unstructured_excel_tool', 'use_vision_model', 'vision_model', 'image_data_url', 'describe_image',
+           'image_tool', 'transcribe_audio', 'audio_transcription_tool', 'zip_text', 'read_any', 'zip_file_tool',
+           'read_attachment', 'get_file_tools']
 
 # %% ../nbs/07_file_tools.ipynb #781b3935
 log = logging.getLogger(__name__)
 
 # %% ../nbs/07_file_tools.ipynb #a41f92a5
 class FileAccessError(Exception):
-    "A tool was asked to read a file outside the allowed folders."
+    "A tool was asked to read a file it may not: outside the allowed files and folders, or one that holds gold answers."
 
-_step_roots: contextvars.ContextVar = contextvars.ContextVar("gaia_mas_step_roots", default=None)
+_step_allow: contextvars.ContextVar = contextvars.ContextVar("gaia_mas_step_allow", default=None)  # (files, folders) in a step
 
 def extra_roots() -> list[Path]:
     "Folders every tool may read, from `GAIA_MAS_ALLOWED_ROOTS`."
     return [Path(p).expanduser() for p in os.environ.get("GAIA_MAS_ALLOWED_ROOTS", "").split(os.pathsep) if p]
 
 def allowed_roots() -> list[Path]:
-    "The folders tools may read now: the step's folders (or the working directory outside a step), then the extra roots."
-    step = _step_roots.get()
-    return [p.resolve() for p in [*(step if step is not None else [Path.cwd()]), *extra_roots()]]
+    "The folders tools may read now: the step's folders (the working directory outside a step), then the extra roots."
+    step = _step_allow.get()
+    return [p.resolve() for p in [*(step[1] if step is not None else [Path.cwd()]), *extra_roots()]]
+
+def allowed_files() -> list[Path]:
+    "The single files tools may read now (the attachment, in a research step), resolved."
+    step = _step_allow.get()
+    return [p.resolve() for p in (step[0] if step is not None else ())]
 
 @contextlib.contextmanager
+def _allowing(files:tuple, folders:tuple):
+    token = _step_allow.set((tuple(Path(f) for f in files if f), tuple(Path(f) for f in folders if f)))
+    try: yield
+    finally: _step_allow.reset(token)
+
 def allow_roots(*folders:str|Path):
     "Within this block, tools may read only below `folders` and the extra roots."
-    token = _step_roots.set(tuple(Path(f) for f in folders if f))
-    try: yield
-    finally: _step_roots.reset(token)
+    return _allowing((), folders)
+
+def allow_files(*files:str|Path):
+    "Within this block, tools may read only `files` themselves and below the extra roots."
+    return _allowing(files, ())
+
+# %% ../nbs/07_file_tools.ipynb #6a01d7e2
+_GOLD_NAME = re.compile(r"metadata.*\.(jsonl|parquet)", re.I)
+_GOLD_KEY = r"(final|gold|expected|true)[ _-]?answer"
+_GOLD_JSON = re.compile(rb'"\s*' + _GOLD_KEY.encode() + rb'\s*"\s*:', re.I)
+_GOLD_COLUMN = re.compile(_GOLD_KEY, re.I)
+
+def gold_reason(name:str, # the file's name (a path, or a zip member's name)
+                head:bytes=b"", # the first bytes of its content, up to a megabyte
+               ) -> Optional[str]:
+    "Why a file with this name and content may hold gold answers, or None."
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    if _GOLD_NAME.fullmatch(base): return f"{base} is named like a GAIA task file, which holds the gold answers"
+    if base.lower().endswith(".parquet"): return f"{base} is a parquet table; task files with gold answers come as parquet"
+    if b"\x00" in head[:4096]: return None  # a binary container (zip, xlsx, ...): its members are checked when read
+    if _GOLD_JSON.search(head): return f"{base} has a gold-answer field (like 'Final answer')"
+    first = head.lstrip(b"\xef\xbb\xbf").split(b"\n", 1)[0].decode("utf-8", "replace")
+    if any(_GOLD_COLUMN.fullmatch(c.strip().strip('"\'')) for c in re.split(r"[,;\t|]", first)):
+        return f"{base} has a gold-answer column (like 'Final answer')"
+    return None
+
+def _file_gold_reason(given:Path, resolved:Path) -> Optional[str]:
+    "`gold_reason` for a file the model named, by both its given and its resolved name, and its first megabyte."
+    head = b""
+    if resolved.is_file():
+        with open(resolved, "rb") as f: head = f.read(2**20)
+    return gold_reason(given.name) or gold_reason(resolved.name, head)
 
 # %% ../nbs/07_file_tools.ipynb #0be0f815
+def _readable(p:Path) -> bool:
+    "Whether the resolved path `p` is an allowed file or lies below an allowed folder."
+    return p in allowed_files() or any(p.is_relative_to(r) for r in allowed_roots())
+
 def checked_path(file_path:str|Path, # the path the model gave: absolute, relative, or a bare file name
                 ) -> Path:
-    "The resolved path of `file_path`, if it lies below an allowed folder; else `FileAccessError`."
-    roots, p = allowed_roots(), Path(file_path).expanduser()
-    if not p.is_absolute(): p = next((r/p for r in roots if (r/p).exists()), (roots[0] if roots else Path.cwd())/p)
+    "The resolved path of `file_path`, if tools may read it; else `FileAccessError`."
+    files, roots, given = allowed_files(), allowed_roots(), Path(str(file_path)).expanduser()
+    bases, p = [*(f.parent for f in files), *roots], given
+    if not p.is_absolute(): p = next((b/p for b in bases if (b/p).exists()), (bases[0] if bases else Path.cwd())/p)
     p = p.resolve()
-    if any(p.is_relative_to(r) for r in roots): return p
-    where = ", ".join(map(str, roots)) or "none: this task has no attachment"
-    raise FileAccessError(f"Refused: {file_path} is outside the folders tools may read ({where}). "
-                          "Read the task's attachment, or add the folder to GAIA_MAS_ALLOWED_ROOTS.")
+    if not _readable(p):
+        where = ", ".join(map(str, [*files, *(f"{r}/" for r in roots)])) or "none: this task has no attachment"
+        raise FileAccessError(f"Refused: {file_path} is not a file tools may read here (only: {where}). "
+                              "Read the task's attachment, or add the folder to GAIA_MAS_ALLOWED_ROOTS.")
+    if why := _file_gold_reason(given, p): raise FileAccessError(f"Refused: {why}; tools never read gold answers.")
+    return p
 
 def attachment_scope(state:dict, # the graph state; `state["file"]` is the attachment path or None
                     ):
-    "The research-step scope of the file tools: allow the attachment's folder."
-    return allow_roots(*([Path(state["file"]).parent] if state.get("file") else []))
+    "The research-step scope of the file tools: the attachment file alone (and the extra roots)."
+    return allow_files(*([state["file"]] if state.get("file") else []))
 
 # %% ../nbs/07_file_tools.ipynb #4a44eab0
 def bounded(text:str, # the full text a reader produced
@@ -288,17 +335,31 @@ def _fill(cell) -> str:
     c = f.fgColor
     return str(c.rgb)[-6:] if c.type == "rgb" else f"theme{c.theme}" if c.type == "theme" else f"indexed{c.indexed}"
 
+def cell_bound(path:str|Path, # the workbook
+              ) -> None:
+    "Raise, as the plain path does, if the workbook's sheets span more than `XLSX_MAX_CELLS` cells (5,000,000)."
+    unstructured_offline()
+    from unstructured.partition.xlsx import open_excel_workbook
+    with open_excel_workbook(Path(path).read_bytes()): pass
+
+def _held_cells(ws) -> list:
+    "The cells a worksheet really holds, in row order; not every coordinate of its grid."
+    held = getattr(ws, "_cells", None)  # openpyxl's store of parsed cells; iterating ws[r] would build every empty one
+    return [c for _, c in sorted(held.items())] if held is not None else [c for row in ws.iter_rows() for c in row]
+
 def _cell_grid(path, sheet:str, rows:str) -> str:
     "Each non-empty cell as 'A1=value [fill RRGGBB]', a line per row, from openpyxl."
     import openpyxl
+    cell_bound(path)
     wb, out = openpyxl.load_workbook(path, data_only=True), []
     if sheet and sheet not in wb.sheetnames: raise ValueError(f"no sheet {sheet!r}; the sheets are {wb.sheetnames}")
     for ws in [wb[sheet]] if sheet else wb.worksheets:
         out.append(f"## Sheet {ws.title!r}: {ws.max_row} rows x {ws.max_column} columns; cells as A1=value [fill RRGGBB]")
-        for r in parse_range(rows, ws.max_row):
-            cells = [f"{c.coordinate}={c.value!r}" + (f" [fill {_fill(c)}]" if _fill(c) else "") for c in ws[r]
-                     if c.value is not None or _fill(c)]
-            if cells: out.append(" | ".join(cells))
+        wanted, by_row = set(parse_range(rows, ws.max_row)), {}
+        for c in _held_cells(ws):
+            if c.row in wanted and (c.value is not None or _fill(c)):
+                by_row.setdefault(c.row, []).append(f"{c.coordinate}={c.value!r}" + (f" [fill {_fill(c)}]" if _fill(c) else ""))
+        out += [" | ".join(cells) for _, cells in sorted(by_row.items())]
     return "\n".join(out)
 
 # %% ../nbs/07_file_tools.ipynb #b4e36c71
@@ -407,6 +468,8 @@ def audio_transcription_tool(file_path:str, # path of the audio file (.mp3, .wav
     return bounded(transcribe_audio(file_path), offset)
 
 # %% ../nbs/07_file_tools.ipynb #8d5579d7
+_MEMBER_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,8}")
+
 def zip_text(path:str|Path, # the .zip file
              member:str="", # read only this member; all when empty
             ) -> str:
@@ -416,14 +479,21 @@ def zip_text(path:str|Path, # the .zip file
         listing = f"Members of {Path(path).name}:\n" + "\n".join(f"{i.filename}\t{i.file_size} bytes" for i in infos)
         if member and not (infos := [i for i in infos if i.filename == member]): raise ValueError(f"no member {member!r}. {listing}")
         if sum(i.file_size for i in infos) > 200 * 2**20: return listing + "\n[Too large to read at once: ask for one member=...]"
-        return "\n\n".join([listing, *(f"=== {i.filename} ===\n{_member_text(z.extract(i, d))}" for i in infos)])
+        return "\n\n".join([listing, *(f"=== {i.filename} ===\n{_member_text(z, i, Path(d))}" for i in infos)])
 
-def _member_text(path:str) -> str:
-    "One extracted member's text, or why it could not be read."
+def _member_text(z:zipfile.ZipFile, info:zipfile.ZipInfo, d:Path) -> str:
+    "One member's text, read from the archive into a file named by us; or why it was not read."
     try:
-        if Path(path).suffix.lower() == ".zip":
-            with zipfile.ZipFile(path) as inner: return "A zip archive holding: " + ", ".join(inner.namelist())
-        return read_any(path)
+        if stat.S_ISLNK(info.external_attr >> 16): return f"[a symbolic link to {z.read(info)[:200].decode(errors='replace')!r}; not followed]"
+        data, suffix = z.read(info), Path(info.filename).suffix
+        if why := gold_reason(info.filename, data[:2**20]): return f"[refused: {why}; tools never read gold answers]"
+        tmp = d/("member" + (suffix if _MEMBER_SUFFIX.fullmatch(suffix) else ""))
+        tmp.write_bytes(data)
+        try:
+            if tmp.suffix.lower() == ".zip":
+                with zipfile.ZipFile(tmp) as inner: return "A zip archive holding: " + ", ".join(inner.namelist())
+            return read_any(tmp)
+        finally: tmp.unlink()
     except Exception as e: return f"[could not read: {type(e).__name__}: {str(e)[:200]}]"
 
 # %% ../nbs/07_file_tools.ipynb #3150e328
