@@ -4,7 +4,7 @@
 
 # %% ../nbs/09_orchestrator.ipynb #fb063275
 from __future__ import annotations
-import functools, logging
+import functools, itertools, logging
 from typing import Callable
 from .messages import compose_agent_message, send_message
 from .state import AgentConfig, FAILURE_ANSWER, GraphState
@@ -12,7 +12,7 @@ from .utils import load_prompt_from_file, prompts_dir
 
 # %% auto #0
 __all__ = ['log', 'initial_state', 'create_input_interface', 'determine_next_step', 'check_retry_limit', 'template', 'numbered',
-           'execute_next_step', 'orchestrator', 'route_from_orchestrator']
+           'research_digest', 'execute_next_step', 'orchestrator', 'route_from_orchestrator']
 
 # %% ../nbs/09_orchestrator.ipynb #69e191de
 log = logging.getLogger(__name__)
@@ -93,10 +93,18 @@ def numbered(items:list) -> str:
     "Items as numbered lines, or '(none)'."
     return "\n".join(f"{i}. {x}" for i, x in enumerate(items, 1)) or "(none)"
 
-def _research_digest(state:GraphState) -> str:
-    "Each research step beside its result."
-    pairs = zip(state["research_steps"], state["research_results"])
-    return "\n\n".join(f"{i}. {s}\n{r}" for i, (s, r) in enumerate(pairs, 1)) or "(no research was needed)"
+_NONE = object()
+
+def research_digest(steps:list, # the planner's research steps
+                    results:list, # the researcher's results, one per finished step
+                   ) -> str:
+    "Each research step beside its result; a step without a result, or a result without a step, is kept and marked."
+    if len(steps) != len(results): log.warning("%d research steps but %d results; all are passed on, marked", len(steps), len(results))
+    pairs = itertools.zip_longest(steps, results, fillvalue=_NONE)
+    return "\n\n".join(f"{i}. {'(extra result)' if s is _NONE else s}\n{'(no result)' if r is _NONE else r}"
+                       for i, (s, r) in enumerate(pairs, 1)) or "(no research was needed)"
+
+def _research_digest(state:GraphState) -> str: return research_digest(state["research_steps"], state["research_results"])
 
 # %% ../nbs/09_orchestrator.ipynb #5abc6c2e
 def _with_file(name:str, state:GraphState, **kw) -> str:
@@ -124,7 +132,7 @@ def _to_critic_planner(s):
 
 def _to_critic_researcher(s):
     i = s["current_research_index"]
-    return template("to_critic_researcher").format(research_topic=s["research_steps"][i], research_results=s["research_results"][i]), i, {}
+    return template("to_critic_researcher").format(research_topic=s["research_steps"][i], research_results=(s["research_results"][i:i + 1] or ["(no result)"])[0]), i, {}
 
 def _to_critic_expert(s):
     return template("to_critic_expert").format(question=s["question"], research_results=_research_digest(s),
@@ -133,7 +141,7 @@ def _to_critic_expert(s):
 def _to_finalizer(s):
     if s.get("error"): return f"The run stopped because the {s['error_component']} failed: {s['error']}", None, {}
     if s["retry_failed"]: return template("to_finalizer_retry_failed"), None, {}
-    return template("to_finalizer").format(question=s["question"], research_steps=numbered(s["research_steps"]),
+    return template("to_finalizer").format(question=s["question"], research_steps=_research_digest(s),
                                            expert_steps=numbered(s["expert_steps"]), expert_answer=s["expert_answer"],
                                            expert_reasoning=s["expert_reasoning"]), None, {}
 
