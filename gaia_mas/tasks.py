@@ -7,11 +7,12 @@ from __future__ import annotations
 import contextlib, json, logging, os, threading
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional
-from .config import read_jsonl_file, write_jsonl_file
+from .config import write_jsonl_file
 
 # %% auto #0
-__all__ = ['log', 'TASK_KEYS', 'normalize_task', 'task_file', 'read_task_rows', 'select_tasks', 'load_tasks', 'read_results',
-           'ResultWriter', 'is_failed', 'drop_failed', 'pending_tasks', 'exclusive']
+__all__ = ['log', 'TASK_KEYS', 'BadTask', 'normalize_task', 'task_file', 'task_rows', 'read_task_rows', 'select_tasks', 'NoTasks',
+           'load_tasks', 'no_task_answered', 'read_results', 'ResultWriter', 'is_failed', 'drop_failed',
+           'pending_tasks', 'exclusive']
 
 # %% ../nbs/12a_tasks.ipynb #843c5371
 log = logging.getLogger(__name__)
@@ -21,26 +22,42 @@ TASK_KEYS = {"task_id": ("task_id", "Task ID", "id"), "question": ("Question", "
              "level": ("Level", "level"), "file_name": ("file_name", "File name"),
              "gold": ("Final answer", "final_answer", "Final Answer")}
 
+class BadTask(ValueError):
+    "A row of a task file that cannot be a task; the message says why."
+
 def _pick(raw:dict, keys:Iterable[str]) -> Any:
     "The value of the first of `keys` that `raw` has a non-empty value for."
     return next((raw[k] for k in keys if raw.get(k) not in (None, "")), None)
 
-def _level(x:Any) -> Any:
-    "A level as an int when it is a number."
+def _level(x:Any) -> Optional[int]:
+    "A level as an int; `BadTask` when it is not a whole number."
+    if x is None: return None
+    if isinstance(x, bool) or not isinstance(x, (int, float, str)) or (isinstance(x, float) and not x.is_integer()):
+        raise BadTask(f"Level must be a whole number, not {x!r}")
     try: return int(x)
-    except (TypeError, ValueError): return x
+    except ValueError: raise BadTask(f"Level must be a whole number, not {x!r}") from None
 
-def normalize_task(raw:dict, # one row of a task file, in any of the accepted spellings
+def _attachment(fname:Any, folder:Path) -> Optional[str]:
+    "The attachment's path in `folder`; `BadTask` unless `fname` is a relative name that stays in the folder."
+    if fname in (None, ""): return None
+    if not isinstance(fname, str): raise BadTask(f"file_name must be a string, not {type(fname).__name__} {fname!r}")
+    parts = fname.replace("\\", "/").split("/")
+    if "\x00" in fname or fname.startswith(("/", "~")) or ":" in parts[0] or ".." in parts:
+        raise BadTask(f"file_name {fname!r} leads out of the task file's folder; it must be a file name such as 'data.xlsx'")
+    return str(folder/fname)
+
+def normalize_task(raw:Any, # one row of a task file, in any of the accepted spellings
                    folder:Optional[str|Path]=None, # the folder that holds the attachments
                   ) -> dict:
-    "The task as `{task_id, question, level, file_name, file, gold}`."
+    "The task as `{task_id, question, level, file_name, file, gold}`; `BadTask` if the row cannot be one."
+    if not isinstance(raw, dict): raise BadTask(f"a task must be a JSON object, not {type(raw).__name__} {str(raw)[:60]}")
     t = {k: _pick(raw, keys) for k, keys in TASK_KEYS.items()}
-    if t["task_id"] is None or not t["question"]:
-        raise ValueError(f"A task needs a task_id and a question; this row has only {sorted(raw)}")
-    fname = t["file_name"] or ""
-    return {**t, "task_id": str(t["task_id"]), "level": _level(t["level"]), "file_name": fname,
-            "file": str(Path(folder or ".")/fname) if fname else None,
-            "gold": None if t["gold"] is None else str(t["gold"])}
+    if t["task_id"] is None or isinstance(t["task_id"], (bool, dict, list)):
+        raise BadTask(f"a task needs a task_id (a string); this row has {sorted(raw)[:10]}")
+    if not isinstance(t["question"], str) or not t["question"].strip():
+        raise BadTask(f"a task needs a question (non-empty text); this row has {t['question']!r}")
+    return {**t, "task_id": str(t["task_id"]), "level": _level(t["level"]), "file_name": t["file_name"] or "",
+            "file": _attachment(t["file_name"], Path(folder or ".")), "gold": None if t["gold"] is None else str(t["gold"])}
 
 # %% ../nbs/12a_tasks.ipynb #aec27c3e
 def task_file(path:str|Path, # a task file, or a folder that holds metadata.jsonl or metadata.parquet
@@ -54,14 +71,24 @@ def task_file(path:str|Path, # a task file, or a folder that holds metadata.json
     if not path.exists(): raise FileNotFoundError(f"Task file not found: {path}")
     return path
 
-def read_task_rows(path:str|Path, # a .jsonl or .parquet task file
-                  ) -> list[dict]:
-    "The raw rows of a task file."
+def task_rows(path:str|Path, # a .jsonl or .parquet task file
+             ) -> Iterator[tuple[str, Any]]:
+    "Each raw row of a task file with its location, 'file:line' (or 'file:row N'); lines that are not JSON are skipped."
     path = Path(path)
-    if path.suffix != ".parquet": return list(read_jsonl_file(path))
-    try: import pyarrow.parquet as pq
-    except ImportError as e: raise ImportError("Reading a .parquet task file needs pyarrow: pip install pyarrow") from e
-    return pq.read_table(path).to_pylist()
+    if path.suffix == ".parquet":
+        try: import pyarrow.parquet as pq
+        except ImportError as e: raise ImportError("Reading a .parquet task file needs pyarrow: pip install pyarrow") from e
+        yield from ((f"{path}:row {n}", row) for n, row in enumerate(pq.read_table(path).to_pylist(), 1)); return
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip(): continue
+            try: yield f"{path}:{n}", json.loads(line)
+            except json.JSONDecodeError as e: log.warning("%s:%d: not valid JSON (%s); fix or delete that line. Skipped.", path, n, e.msg)
+
+def read_task_rows(path:str|Path, # a .jsonl or .parquet task file
+                  ) -> list:
+    "The raw rows of a task file."
+    return [row for _, row in task_rows(path)]
 
 # %% ../nbs/12a_tasks.ipynb #c79dc5b9
 def select_tasks(tasks:list[dict], # normalised tasks
@@ -75,18 +102,30 @@ def select_tasks(tasks:list[dict], # normalised tasks
     out = [t for t in tasks if (levels is None or str(t["level"]) in levels) and (ids is None or t["task_id"] in ids)]
     return out[:limit] if limit else out
 
+class NoTasks(ValueError):
+    "A task file in which no row is a task."
+
 def load_tasks(path:str|Path, # a task file or a folder with metadata.jsonl/parquet
                levels:Optional[Iterable]=None, # keep only these levels
                task_ids:Optional[Iterable[str]]=None, # keep only these task ids
                limit:Optional[int]=None, # keep the first `limit` of the rest
               ) -> list[dict]:
-    "The selected tasks of a task file, normalised, attachments resolved next to the file."
-    path, seen, tasks = task_file(path), set(), []
-    for raw in read_task_rows(path):
-        t = normalize_task(raw, path.parent)
-        if t["task_id"] in seen: log.warning("%s: task %s appears twice; keeping the first", path, t["task_id"]); continue
+    "The selected tasks of a task file, normalised, attachments resolved next to the file; bad rows skipped with a warning."
+    path, seen, tasks, bad = task_file(path), set(), [], 0
+    for where, raw in task_rows(path):
+        try: t = normalize_task(raw, path.parent)
+        except BadTask as e: bad += 1; log.warning("%s: %s. Row skipped.", where, e); continue
+        if t["task_id"] in seen: log.warning("%s: task %s appears twice; keeping the first", where, t["task_id"]); continue
         seen.add(t["task_id"]); tasks.append(t)
+    if not tasks: raise NoTasks(f"{path} holds no task" + (f": all {bad} rows were skipped (see the warnings above)" if bad else ""))
     return select_tasks(tasks, levels, task_ids, limit)
+
+def no_task_answered(tasks:list[dict], # the tasks a run selected
+                     records:list[dict], # the records of its results file
+                    ) -> bool:
+    "Whether tasks were selected but none has a successful record: a run that should exit non-zero."
+    ok = {r.get("task_id") for r in records if r.get("status", "ok") == "ok"}
+    return bool(tasks) and not any(t["task_id"] in ok for t in tasks)
 
 # %% ../nbs/12a_tasks.ipynb #27642331
 def _parse_lines(data:bytes, path:Path) -> Iterator[dict]:
