@@ -4,7 +4,7 @@
 
 # %% ../nbs/12d_course.ipynb #f503680c
 from __future__ import annotations
-import contextlib, json, logging, os, shutil, threading, urllib.error, urllib.parse, urllib.request
+import contextlib, json, logging, os, shutil, tempfile, threading, urllib.error, urllib.parse, urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
@@ -13,8 +13,8 @@ from .config import write_jsonl_file
 from .scoring import question_scorer
 
 # %% auto #0
-__all__ = ['log', 'COURSE_URL', 'course_url', 'fake_course_server', 'fetch_questions', 'download_file', 'fetch_course',
-           'submission', 'submit_answers']
+__all__ = ['log', 'COURSE_URL', 'course_url', 'fake_course_server', 'fetch_questions', 'download_file', 'safe_file_name',
+           'fetch_course', 'submission', 'submit_answers']
 
 # %% ../nbs/12d_course.ipynb #4fc0057c
 log = logging.getLogger(__name__)
@@ -84,8 +84,12 @@ def fake_course_server(questions:list[dict], # what /questions returns
 def fetch_questions(base_url:Optional[str]=None, # the API's base URL
                     timeout:float=60, # seconds
                    ) -> list[dict]:
-    "The course's questions."
-    with _open(f"{course_url(base_url)}/questions", timeout=timeout) as r: return json.load(r)
+    "The course's questions: the objects of the server's list (others are skipped with a warning)."
+    with _open(f"{course_url(base_url)}/questions", timeout=timeout) as r: data = json.load(r)
+    if not isinstance(data, list): raise RuntimeError(f"{course_url(base_url)}/questions did not return a list of questions")
+    for n, q in enumerate(data, 1):
+        if not isinstance(q, dict): log.warning("Question %d of the server's list is not an object (%s); skipped", n, str(q)[:60])
+    return [q for q in data if isinstance(q, dict)]
 
 def download_file(task_id:str, # the question's task id
                   dest:str|Path, # where to save the attachment
@@ -94,23 +98,49 @@ def download_file(task_id:str, # the question's task id
                  ) -> Path:
     "The path of the question's downloaded attachment."
     dest = Path(dest); dest.parent.mkdir(parents=True, exist_ok=True)
-    part = dest.with_name(dest.name + ".part")
-    with _open(f"{course_url(base_url)}/files/{urllib.parse.quote(task_id)}", timeout=timeout) as r, open(part, "wb") as f:
-        shutil.copyfileobj(r, f)
-    os.replace(part, dest)
+    fd, part = tempfile.mkstemp(dir=dest.parent, prefix=".download-", suffix=".part")
+    try:
+        with _open(f"{course_url(base_url)}/files/{urllib.parse.quote(str(task_id), safe='')}", timeout=timeout) as r, \
+             os.fdopen(fd, "wb") as f: shutil.copyfileobj(r, f)
+        os.replace(part, dest)
+    finally:
+        if os.path.exists(part): os.unlink(part)
     return dest
 
 # %% ../nbs/12d_course.ipynb #f050cada
+_MAX_NAME_BYTES = 200
+
+def safe_file_name(name:Any, # a file name as the server sent it
+                  ) -> str:
+    "`name` reduced to a plain base name (no folder, no `..`); `ValueError` when no safe name is left."
+    if not isinstance(name, str): raise ValueError(f"file name {name!r} is not text")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name): raise ValueError(f"file name {name[:60]!r} holds a NUL or control character")
+    base = name.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1].strip()
+    if base in ("", ".", ".."): raise ValueError(f"file name {name[:60]!r} names no file")
+    if len(base.encode()) > _MAX_NAME_BYTES: raise ValueError(f"file name {name[:40]!r}... is longer than {_MAX_NAME_BYTES} bytes")
+    if base.lower() in ("metadata.jsonl", "metadata.parquet"): raise ValueError(f"file name {name!r} would overwrite the task file")
+    return base
+
+def _with_attachment(q:dict, out_dir:Path, base_url:Optional[str], used:dict) -> dict:
+    "The question, its attachment downloaded under a safe name, `file_name` rewritten to it (emptied when refused)."
+    if not q.get("file_name"): return q
+    try: name = safe_file_name(q["file_name"])
+    except ValueError as e: log.warning("Attachment of %s refused: %s", q.get("task_id"), e); return {**q, "file_name": ""}
+    if used.setdefault(name, q.get("task_id")) != q.get("task_id"):
+        log.warning("Attachment of %s refused: %r is already the file of %s", q.get("task_id"), name, used[name]); return {**q, "file_name": ""}
+    if name != q["file_name"]: log.warning("Attachment of %s saved as %r, not %r", q.get("task_id"), name, q["file_name"])
+    if not (out_dir/name).exists():
+        try: download_file(q["task_id"], out_dir/name, base_url)
+        except (RuntimeError, OSError) as e: log.warning("Attachment of %s not downloaded: %s", q.get("task_id"), e)
+    return {**q, "file_name": name}
+
 def fetch_course(out_dir:str|Path, # the folder to fill
                  base_url:Optional[str]=None, # the API's base URL
                 ) -> Path:
     "Download the questions and their attachments into `out_dir`; returns its metadata.jsonl."
-    out_dir, questions = Path(out_dir), fetch_questions(base_url)
-    for q in questions:
-        dest = out_dir/q["file_name"] if q.get("file_name") else None
-        if dest is None or dest.exists(): continue
-        try: download_file(q["task_id"], dest, base_url)
-        except (RuntimeError, OSError) as e: log.warning("Attachment of %s not downloaded: %s", q["task_id"], e)
+    out_dir, used = Path(out_dir), {}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    questions = [_with_attachment(q, out_dir, base_url, used) for q in fetch_questions(base_url)]
     write_jsonl_file(questions, out_dir/"metadata.jsonl")
     return out_dir/"metadata.jsonl"
 
