@@ -4,7 +4,7 @@
 
 # %% ../nbs/12c_runner.ipynb #79fe44f7
 from __future__ import annotations
-import contextlib, hashlib, json, logging, os, sqlite3, sys, threading, time
+import contextlib, contextvars, hashlib, json, logging, os, sqlite3, sys, threading, time
 from concurrent.futures import ThreadPoolExecutor, as_completed, wait
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,12 +18,13 @@ from .scoring import normalize_answer, question_scorer
 from .state import AgentConfig
 from .tasks import ResultWriter, is_failed
 from .testing import ScriptedChatModel, happy_path_responder
+from .utils import deadline_scope, time_left
 
 # %% auto #0
-__all__ = ['log', 'step_log', 'make_rate_limiter', 'real_llms', 'scripted_llm', 'build_app', 'CostTracker', 'JsonFormatter',
-           'run_logging', 'component_of', 'StepLogger', 'QuestionTimeout', 'Deadline', 'default_cache_dir',
-           'open_checkpointer', 'run_key', 'thread_id_for', 'resume_mode', 'run_graph', 'forget', 'now_iso', 'run_task',
-           'run_batch', 'Progress']
+__all__ = ['log', 'step_log', 'GRACE_S', 'make_rate_limiter', 'real_llms', 'scripted_llm', 'build_app', 'CostTracker',
+           'JsonFormatter', 'run_logging', 'component_of', 'StepLogger', 'QuestionTimeout', 'Deadline', 'call_within',
+           'default_cache_dir', 'open_checkpointer', 'run_key', 'thread_id_for', 'resume_mode', 'run_graph', 'forget',
+           'now_iso', 'run_task', 'run_batch', 'Progress']
 
 # %% ../nbs/12c_runner.ipynb #2e3b5473
 log = logging.getLogger(__name__)
@@ -170,6 +171,43 @@ class Deadline(BaseCallbackHandler):
         if time.monotonic() > self.at: raise QuestionTimeout(f"no answer within {self.seconds:g} s")
     on_chain_start = on_chat_model_start = on_llm_start = on_tool_start = check
 
+# %% ../nbs/12c_runner.ipynb #b1d7a002
+GRACE_S = 2.0  # seconds the runner waits past a question's deadline for it to stop by itself
+
+class _Threads(BaseCallbackHandler):
+    "Remembers the threads a question's steps and calls ran on."
+    def __init__(self): self.seen = set()
+    def note(self, *args, **kw): self.seen.add(threading.current_thread())
+    on_chain_start = on_chat_model_start = on_llm_start = on_tool_start = note
+
+def _let_go(threads) -> None:
+    "Let the interpreter exit without joining these pool threads (one stuck in a call would hold the exit)."
+    from concurrent.futures import thread as pool_threads
+    queues = getattr(pool_threads, "_threads_queues", {})   # CPython's list of pool threads to join at exit
+    for t in threads: queues.pop(t, None)
+
+
+# %% ../nbs/12c_runner.ipynb #b1d7a003
+def call_within(f:Callable[[], Any], # what to run
+                seconds:float, # the most to wait for it
+                threads:Optional[_Threads]=None, # the threads `f` ran on, let go of if it is abandoned
+                budget:Optional[float]=None, # the question's budget, for the message; `seconds` if None
+               ) -> Any:
+    "`f()` on a daemon thread in the current context; `QuestionTimeout` if it is not done within `seconds`."
+    box, done, ctx = {}, threading.Event(), contextvars.copy_context()
+    def target():
+        try: box["value"] = ctx.run(f)
+        except BaseException as e: box["error"] = e
+        finally: done.set()
+    threading.Thread(target=target, name="gaia-question", daemon=True).start()
+    if not done.wait(seconds):
+        if threads: _let_go(threads.seen)
+        late = f"{seconds - budget:.3g} s later" if budget is not None else "then"
+        raise QuestionTimeout(f"no answer within {budget if budget is not None else seconds:.3g} s; a call in flight ignored the deadline and was left behind {late}")
+    if "error" in box: raise box["error"]
+    return box["value"]
+
+
 # %% ../nbs/12c_runner.ipynb #7c8bac4d
 def default_cache_dir() -> Path:
     "$GAIA_MAS_CACHE, else $XDG_CACHE_HOME/gaia_mas, else ~/.cache/gaia_mas."
@@ -236,14 +274,19 @@ def _record(task:dict, state:dict, **meta) -> dict:
     return {"task_id": task["task_id"], "model_answer": normalize_answer(raw, task["question"]) if raw else "",
             "reasoning_trace": state.get("final_reasoning_trace") or "", "raw_answer": raw, "level": task.get("level"), **meta}
 
-def _attempt(app, task:dict, config:dict) -> tuple[dict, str, str, Optional[str]]:
-    "The final state, the resume mode, the status and the error of one run of a task."
+def _attempt(app, task:dict, config:dict, threads:Optional[_Threads]=None, budget:Optional[float]=None) -> tuple[dict, str, str, Optional[str]]:
+    "The final state, the resume mode, the status and the error of one run of a task, within the current deadline."
     mode, state, status, error = "new", {}, "ok", None
-    try: mode = resume_mode(app, config["configurable"]["thread_id"]); state = run_graph(app, task, config, mode)
+    try:
+        mode = resume_mode(app, config["configurable"]["thread_id"])
+        run = lambda: run_graph(app, task, config, mode)
+        state = run() if (left := time_left()) is None else call_within(run, left + GRACE_S, threads, budget)
     except QuestionTimeout as e: status, error = "timeout", str(e)
     except Exception as e: status, error = "error", f"{type(e).__name__}: {e}"
     if state.get("error"): status, error = "error", f"{state.get('error_component')}: {state['error']}"
+    if status == "error" and time_left(1) == 0: status, error = "timeout", f"out of time ({error})"
     return state, mode, status, error
+
 
 # %% ../nbs/12c_runner.ipynb #3e0cfb0c
 def run_task(app, # a compiled graph
@@ -254,9 +297,11 @@ def run_task(app, # a compiled graph
             ) -> tuple[dict, bool]:
     "The task's result record, and whether its thread finished; failures are recorded, not raised."
     tid, cost, t0, started = thread_id_for(task["task_id"], key), CostTracker(), time.perf_counter(), now_iso()
-    handlers = [cost, StepLogger(task["task_id"]), *([Deadline(timeout)] if timeout else []), *callbacks]
+    threads = _Threads()
+    handlers = [cost, StepLogger(task["task_id"]), threads, *([Deadline(timeout)] if timeout else []), *callbacks]
     log.info("task %s started", task["task_id"], extra={"event": "task_start", "task_id": task["task_id"]})
-    state, mode, status, error = _attempt(app, task, {"configurable": {"thread_id": tid}, "callbacks": handlers})
+    with deadline_scope(timeout):
+        state, mode, status, error = _attempt(app, task, {"configurable": {"thread_id": tid}, "callbacks": handlers}, threads, timeout)
     record = _record(task, state, status=status, error=error, **cost.totals(),
                      wall_time_s=round(time.perf_counter() - t0, 3), started_at=started, resume=mode, thread_id=tid)
     log.info("task %s %s", task["task_id"], status, extra={"event": "task_end", **{k: v for k, v in record.items() if k != "reasoning_trace"}})

@@ -10,6 +10,7 @@ from typing import Callable, Optional
 from urllib.parse import parse_qs, urlparse
 from .expert_tools import doc_tool
 from .file_tools import ToolUnavailable, bounded
+from .utils import call_timeout
 
 # %% auto #0
 __all__ = ['log', 'USER_AGENT', 'service_url', 'web_timeout', 'http_json', 'cache_path', 'cache_enabled', 'cache_get',
@@ -32,8 +33,10 @@ def service_url(name:str, # 'wikipedia', 'tavily' or 'youtube'
     return os.environ.get(var) or default
 
 def web_timeout() -> float:
-    "Seconds a web request may take: `GAIA_MAS_WEB_TIMEOUT`, 20 by default."
-    return float(os.environ.get("GAIA_MAS_WEB_TIMEOUT", 20))
+    "Seconds a web request may take: `GAIA_MAS_WEB_TIMEOUT` (20 by default), cut to the time the question has left."
+    limit = call_timeout(float(os.environ.get("GAIA_MAS_WEB_TIMEOUT", 20)))
+    if limit <= 0: raise ToolUnavailable("the question is out of time; give the best answer you have")
+    return limit
 
 # %% ../nbs/07a_web_tools.ipynb #f19fd021
 def http_json(method:str, # 'GET' or 'POST'
@@ -43,12 +46,12 @@ def http_json(method:str, # 'GET' or 'POST'
              ) -> dict:
     "The JSON answer of one HTTP request, with a timeout; failures become `ToolUnavailable`."
     import httpx
-    host = urlparse(url).netloc
+    host, limit = urlparse(url).netloc, web_timeout()
     try:
-        r = httpx.request(method, url, headers={"User-Agent": USER_AGENT, **(headers or {})}, timeout=web_timeout(),
+        r = httpx.request(method, url, headers={"User-Agent": USER_AGENT, **(headers or {})}, timeout=limit,
                           follow_redirects=True, **kw)
         r.raise_for_status(); return r.json()
-    except httpx.TimeoutException: raise ToolUnavailable(f"{host} did not answer within {web_timeout():g} s; try again or use another tool") from None
+    except httpx.TimeoutException: raise ToolUnavailable(f"{host} did not answer within {limit:.3g} s; try again or use another tool") from None
     except httpx.HTTPStatusError as e: raise ToolUnavailable(f"{host} answered HTTP {e.response.status_code}: {e.response.text[:200]}") from None
     except httpx.TransportError as e: raise ToolUnavailable(f"cannot reach {host} ({type(e).__name__}: {e}); the network may be down") from None
 
@@ -201,9 +204,9 @@ def youtube_transcript(vid:str, # the video's id
     "A video's title, channel and time-stamped transcript."
     import requests
     from youtube_transcript_api import CouldNotRetrieveTranscript, YouTubeTranscriptApi
-    session = _session_class()()
+    session, limit = _session_class()(), web_timeout()
     try: t = _transcript(YouTubeTranscriptApi(http_client=session), vid)
-    except requests.Timeout: raise ToolUnavailable(f"YouTube did not answer within {web_timeout():g} s") from None
+    except requests.Timeout: raise ToolUnavailable(f"YouTube did not answer within {limit:.3g} s") from None
     except requests.ConnectionError as e: raise ToolUnavailable(f"cannot reach YouTube ({type(e).__name__}); the network may be down") from None
     except (CouldNotRetrieveTranscript, StopIteration) as e:
         why = "it has no caption tracks" if isinstance(e, StopIteration) else type(e).__name__
