@@ -5,6 +5,7 @@
 # %% ../nbs/02_testing.ipynb #003cc021
 from __future__ import annotations
 import asyncio, json, threading, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Sequence
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
@@ -12,7 +13,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field, PrivateAttr
 
 # %% auto #0
-__all__ = ['Reply', 'ScriptedChatModel', 'role_of', 'happy_path_responder']
+__all__ = ['Reply', 'ScriptedChatModel', 'role_of', 'happy_path_responder', 'FakeOpenAIServer']
 
 # %% ../nbs/02_testing.ipynb #1b7f60ef
 Reply = AIMessage | str | dict | Callable[[list[BaseMessage]], Any]
@@ -88,3 +89,58 @@ def happy_path_responder(answer:str="42", # what the finalizer answers
         "finalizer": {"final_answer": answer, "final_reasoning_trace": "Planned, researched, answered."}}
     def respond(messages): return replies.get(role_of(messages), {"error": "unknown role"})
     return respond
+
+# %% ../nbs/02_testing.ipynb #c33d0001
+def _completion(spec:dict, request:dict) -> dict:
+    "An OpenAI chat completion body for one reply spec."
+    msg = {"role": "assistant", "content": spec.get("content", "")}
+    if spec.get("tool_calls"): msg["tool_calls"] = spec["tool_calls"]
+    usage = spec.get("usage") or {"prompt_tokens": 10, "completion_tokens": len(str(msg["content"])) // 4 + 1}
+    usage.setdefault("total_tokens", usage["prompt_tokens"] + usage["completion_tokens"])
+    return {"id": "fake", "object": "chat.completion", "created": 0, "model": request.get("model", "fake"),
+            "choices": [{"index": 0, "message": msg, "finish_reason": spec.get("finish_reason", "tool_calls" if spec.get("tool_calls") else "stop")}],
+            "usage": usage}
+
+class _Handler(BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def _send(self, status:int, body:bytes|str, headers:dict|None=None):
+        body = body.encode() if isinstance(body, str) else body
+        self.send_response(status)
+        for k, v in {"content-type": "application/json", **(headers or {})}.items(): self.send_header(k, str(v))
+        self.send_header("content-length", str(len(body))); self.end_headers(); self.wfile.write(body)
+    def do_POST(self):
+        request = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
+        status, body, headers = self.server.owner._answer(request)
+        if status: self._send(status, body, headers)
+
+# %% ../nbs/02_testing.ipynb #c33d0002
+class FakeOpenAIServer:
+    "An OpenAI-compatible chat server on a free loopback port that plays scripted replies; use it as a context manager."
+    def __init__(self, replies:Sequence=(), # reply specs, used in order
+                 responder:Callable[[dict], Any]|None=None, # request -> reply spec, once `replies` are spent
+                 refuse:Sequence[str]=(), # response_format types answered with a 400
+                ):
+        self.replies, self.responder, self.refuse = list(replies), responder, set(refuse)
+        self.requests: list[dict] = []
+        self._stop, self._lock = threading.Event(), threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._httpd.daemon_threads, self._httpd.owner = True, self
+        self.base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def __enter__(self): self._thread.start(); return self
+    def __exit__(self, *exc):
+        self._stop.set(); self._httpd.shutdown(); self._httpd.server_close(); self._thread.join(5)
+
+    def _answer(self, request:dict) -> tuple:
+        "(status, body, headers) for one request; status 0 when the server stopped while hanging."
+        fmt = (request.get("response_format") or {}).get("type")
+        with self._lock:
+            self.requests.append(request)
+            if fmt in self.refuse: return 400, json.dumps({"error": {"message": f"response_format type {fmt!r} is not supported", "type": "invalid_request_error"}}), {}
+            spec = self.replies.pop(0) if self.replies else self.responder(request) if self.responder else "{}"
+        spec = {"content": spec} if isinstance(spec, str) else dict(spec)
+        if spec.get("hang") and self._stop.wait(spec["hang"]): return 0, b"", {}
+        if spec.get("status"): return spec["status"], json.dumps({"error": {"message": spec.get("error", "error")}}), spec.get("headers")
+        if "body" in spec: return 200, spec["body"], spec.get("headers")
+        return 200, json.dumps(_completion(spec, request)), spec.get("headers")
