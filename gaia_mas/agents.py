@@ -8,7 +8,7 @@ import contextlib, functools, logging, time
 from typing import Any, Callable, Optional
 from langchain_core.messages import SystemMessage
 from langgraph.errors import GraphBubbleUp
-from .llm import invoke_json, validate_or_repair
+from .llm import ClearError, invoke_json, validate_or_repair
 from .messages import compose_agent_message, convert_agent_messages_to_langchain, get_agent_conversation, send_message
 from .state import AgentConfig, FAILURE_ANSWER, GraphState
 
@@ -62,7 +62,7 @@ def _continue(saved:Optional[dict], fresh:dict, conversation:list) -> dict:
 def _run_react(graph, sub:dict, state:GraphState, step_scope, config:AgentConfig, component:str, repair_llm) -> tuple[dict, dict]:
     "Run a ReAct subgraph inside its step scope; return its final state and its validated reply."
     with (step_scope(state) if step_scope else contextlib.nullcontext()): sub = graph.invoke(sub)
-    return sub, validate_or_repair(sub["messages"][-1].content, config.output_schema, component, repair_llm)
+    return sub, validate_or_repair(sub["messages"][-1], config.output_schema, component, repair_llm)
 
 def create_researcher_agent(config:AgentConfig, # the researcher's configuration
                             compiled_researcher_graph, # from `create_researcher_subgraph`
@@ -136,7 +136,7 @@ def capture_errors(name:str, # the node's name; "critic" is reported as the curr
         except Exception as e:
             component = state.get("current_step", name) if name == "critic" else name
             log.exception("%s failed after %.1f s", component, time.perf_counter() - t0)
-            out = {**state, "error": f"{type(e).__name__}: {e}", "error_component": component}
+            out = {**state, "error": str(e) if isinstance(e, ClearError) else f"{type(e).__name__}: {e}", "error_component": component}
             if name == "orchestrator": out |= {"current_step": "finalizer", "next_step": "finalizer"}
             if name == "finalizer": out |= {"final_answer": FAILURE_ANSWER, "final_reasoning_trace": f"{FAILURE_ANSWER} The finalizer failed: {out['error']}"}
             return changes(state, out)

@@ -12,7 +12,8 @@ from .state import (AgentConfig, CRITIC_OUTPUT_SCHEMA, EXPERT_OUTPUT_SCHEMA, FIN
 from .utils import load_prompt_from_file, prompts_dir
 
 # %% auto #0
-__all__ = ['log', 'PROMPT_FILES', 'load_baseline_prompts', 'make_agent_configs', 'read_jsonl_file', 'write_jsonl_file']
+__all__ = ['log', 'PROMPT_FILES', 'DEFAULT_MAX_TOKENS', 'load_baseline_prompts', 'make_agent_configs', 'read_jsonl_file',
+           'write_jsonl_file']
 
 # %% ../nbs/04_config.ipynb #02c688ba
 log = logging.getLogger(__name__)
@@ -33,12 +34,14 @@ def load_baseline_prompts(prompts_dir:Optional[str|Path]=None, # a folder of pro
 def _default_prompts() -> Path: return prompts_dir("baseline")
 
 # %% ../nbs/04_config.ipynb #5ff59439
+DEFAULT_MAX_TOKENS = {"planner": 1024, "researcher": 2048, "expert": 2048, "critic": 512, "finalizer": 1024}
+
 def make_agent_configs(prompts:dict, # the seven prompts, as `load_baseline_prompts` returns them
                        provider:str="openai", # LLM provider for every agent
                        model:str="gpt-4o-mini", # model for every agent
                        retry_limit:int=5, # retry limit of the planner, researcher and expert
                        overrides:Optional[dict[str, dict]]=None, # per-agent fields, e.g. {"planner": {"model": "gpt-4o"}}
-                       **common, # other AgentConfig fields for every agent, e.g. temperature, base_url
+                       **common, # other AgentConfig fields for every agent, e.g. temperature, base_url, max_tokens
                       ) -> dict[str, AgentConfig]:
     "The five agent configurations, keyed by agent name."
     critic_prompts = {k: prompts[k] for k in ("critic_planner", "critic_researcher", "critic_expert")}
@@ -48,8 +51,8 @@ def make_agent_configs(prompts:dict, # the seven prompts, as `load_baseline_prom
              "critic": (CRITIC_OUTPUT_SCHEMA, critic_prompts, None),
              "finalizer": (FINALIZER_OUTPUT_SCHEMA, prompts["finalizer"], None)}
     common = {"temperature": 0.0, **common}
-    configs = {name: AgentConfig(name=name, provider=provider, model=model, output_schema=schema,
-                                 system_prompt=prompt, retry_limit=limit, **common)
+    configs = {name: AgentConfig(name=name, provider=provider, model=model, output_schema=schema, system_prompt=prompt,
+                                 retry_limit=limit, **{"max_tokens": DEFAULT_MAX_TOKENS[name], **common})
                for name, (schema, prompt, limit) in specs.items()}
     for name, fields in (overrides or {}).items(): configs[name] = configs[name].with_(**fields)
     log.info("Created %d agent configurations", len(configs))
