@@ -46,16 +46,21 @@ def _passage(h) -> Optional[dict]:
     cit = get("citation") or get("source") or (get("metadata") or {}).get("source") or "unknown source"
     return {"text": text, "citation": str(cit)} if text else None
 
+def _block(b:str) -> Optional[dict]:
+    "One text block as a passage: `[1] citation (score x)` + text, or `[citation] text`; None for warnings and notes."
+    if not b or b.startswith(("warning:", "no passages found")) or re.match(r"\[\d+ more passages", b): return None
+    if m := re.match(r"\[\d+\]\s*(.+?)(?:\s*\(score [-\d.e]+\))?\n(.*)", b, re.S): return {"citation": m.group(1).strip(), "text": m.group(2).strip()}
+    if m := re.match(r"\[([^\]]+)\]\s*(.*)", b, re.S): return {"citation": m.group(1), "text": m.group(2).strip()}
+    return {"citation": "unknown source", "text": b}
+
 def passages(output:Any, # what a retrieval tool returned
             ) -> list[dict]:
     "The `{'text', 'citation'}` passages in a tool's output."
-    if hasattr(output, "content") and not isinstance(output, (str, dict)): output = output.content
+    if hasattr(output, "content") and not isinstance(output, (str, dict)):
+        output = output.artifact if getattr(output, "artifact", None) else output.content
     if isinstance(output, str):
         try: output = json.loads(output)
-        except json.JSONDecodeError:
-            blocks = [b.strip() for b in re.split(r"\n\s*\n", output) if b.strip()]
-            return [{"citation": m.group(1), "text": m.group(2).strip()} if (m := re.match(r"\[([^\]]+)\]\s*(.*)", b, re.S))
-                    else {"citation": "unknown source", "text": b} for b in blocks]
+        except json.JSONDecodeError: return [p for b in re.split(r"\n\s*\n", output) if (p := _block(b.strip()))]
     if isinstance(output, dict): output = output.get("hits") or output.get("results") or [output]
     return [p for h in (output or []) if (p := _passage(h))]
 
@@ -100,9 +105,11 @@ async def search(tool, # a LangChain tool
                 ) -> list[dict]:
     "The passages `tool` finds for `query`."
     names = list(getattr(tool, "args", {}) or {"query": None})
-    args = {names[0]: query, **({"k": k} if "k" in names else {}), **{a: v for a, v in extra.items() if a in names}}
-    out = await asyncio.wait_for(tool.ainvoke(args), call_timeout(30))
-    if isinstance(out, str) and out.lower().startswith(("error", "tool error")): raise RuntimeError(out[:300])
+    args = {"query" if "query" in names else names[0]: query, **({"k": k} if "k" in names else {}), **{a: v for a, v in extra.items() if a in names}}
+    call = {"name": tool.name, "args": args, "id": f"search_{tool.name}", "type": "tool_call"}
+    out = await asyncio.wait_for(tool.ainvoke(call), call_timeout(30))
+    text = str(getattr(out, "content", out))
+    if re.match(rf"(error|tool error|{re.escape(tool.name)} failed)\b", text.strip(), re.I): raise RuntimeError(text[:300])
     return passages(out)
 
 async def search_with_fallback(tools:dict, # tool name -> tool
@@ -172,11 +179,15 @@ def ResearchAgent(llm, # the research agent's model
 ANALYSIS_SCHEMA = {"analyzed_info": str, "key_points": list[str], "relationships": list[str]}
 
 async def condense(text:str, # the long context
-                   llm, summarize_tool=None, limit:float=60) -> str:
+                   llm, summarize_tool=None, limit:float=60,
+                   question:str="", # what the summary is for
+                  ) -> str:
     "`text` summarized by `summarize_tool` if given, else by `llm`."
     if summarize_tool is not None:
         names = list(getattr(summarize_tool, "args", {}) or {"text": None})
-        return str(await asyncio.wait_for(summarize_tool.ainvoke({names[0]: text}), call_timeout(limit)))
+        out = str(await asyncio.wait_for(summarize_tool.ainvoke({names[0]: text, **({"question": question} if "question" in names else {})}), call_timeout(limit)))
+        if re.match(r"summarize_tool failed", out): raise RuntimeError(out[:300])
+        return out
     reply = await asyncio.wait_for(llm.ainvoke([SystemMessage(rag_prompt("condense")), HumanMessage(request(documents=text))]),
                                    call_timeout(limit))
     return str(reply.content)
@@ -192,7 +203,7 @@ def AnalysisAgent(llm, # the analysis agent's model
     async def analysis(inp:dict) -> dict:
         t0, ctx = time.monotonic(), inp.get("research_context") or []
         docs, summarized = "\n".join(ctx), False
-        if len(docs) > max_chars: docs, summarized = await condense(docs, llm, summarize_tool, limit), True
+        if len(docs) > max_chars: docs, summarized = await condense(docs, llm, summarize_tool, limit, inp["question"]), True
         msg = request(question=inp.get("standalone_question") or inp["question"], documents=docs)
         out = await ajson(llm, [SystemMessage(sys), HumanMessage(msg)], ANALYSIS_SCHEMA, "analysis", limit)
         return {**out, "metadata": {"original_doc_count": len(ctx), "analysis_time": round(time.monotonic() - t0, 3),
@@ -351,7 +362,7 @@ def AgenticRag(llm, tools:Sequence, prompt:Optional[str]=None, max_steps:int=8) 
     async def agentic(inp:dict) -> dict:
         q = inp.get("standalone_question") or inp["question"]
         out = await agent.ainvoke({"messages": [HumanMessage(q)]}, {"recursion_limit": 2 * max_steps + 1})
-        ctx = [c for m in out["messages"] if m.type == "tool" for c in as_context(passages(m.content))]
+        ctx = [c for m in out["messages"] if m.type == "tool" for c in as_context(passages(m))]
         answer = str(out["messages"][-1].content).strip()
         if not answer: raise RuntimeError("agentic_rag gave no answer")
         return {"answer": answer, "citations": keep_citations(answer, [], ctx), "context": ctx}

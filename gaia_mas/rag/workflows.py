@@ -51,18 +51,20 @@ def stand_in_tools() -> list:
     return [StructuredTool.from_function(find, name=n, description=f"{d} search over the document collection.")
             for n, d in (("retrieve_tool", "Semantic"), ("keyword_search_tool", "Keyword"), ("hybrid_search_tool", "Hybrid"))]
 
-def example_tools() -> list:
+def example_tools(llm=None, # the model of `summarize_tool`; no summarize tool if None
+                 ) -> list:
     "The sample collection's tools (`sample_kb` + `make_rag_tools`), or the stand-in tools if those are not available."
     try:
-        from gaia_mas.rag.kb import sample_kb
+        from gaia_mas.rag.ingest import sample_kb
         from gaia_mas.rag.tools import make_rag_tools
     except ImportError: return stand_in_tools()
-    return make_rag_tools(sample_kb())
+    return make_rag_tools(sample_kb(), llm=llm)
 
 # %% ../../nbs/26_rag_workflows.ipynb #9466af57
 _ROLES = (("research agent", "research"), ("analysis agent", "analysis"), ("synthesis agent", "synthesis"), ("evaluator agent", "evaluator"),
           ("combining supervisor", "combine"), ("supervisor agent", "supervisor"), ("condensing step", "condense"),
-          ("structured rag", "structured_rag"), ("agentic rag", "agentic_rag"), ("pattern selector", "selector"), (" worker", "worker"))
+          ("structured rag", "structured_rag"), ("agentic rag", "agentic_rag"), ("pattern selector", "selector"), (" worker", "worker"),
+          ("you condense retrieved passages", "condense"), ("you merge partial summaries", "condense"))
 _STOP = set("what which when where does with from that this have about into your their there these those how why the and for are "
             "explain compare between using give show tell".split())
 
@@ -148,7 +150,9 @@ def _reply(messages) -> Any:
     if role == "worker":
         kind = _role_word(messages)
         return _worker_reply(kind, s)
-    if role == "condense": return "\n\n".join(_best(docs, docs[:400], 10)) or docs[:2000]
+    if role == "condense":
+        body = docs or str(messages[-1].content).split("\n\n", 1)[-1]
+        return "\n\n".join(_best(body, q or body[:400], 12)) or body[:2000]
     if role == "selector":
         p, why = rule_based_pattern(q); return {"pattern": p, "reasoning": why}
     if role == "agentic_rag": return _agentic_reply(messages)
@@ -162,8 +166,8 @@ def _role_word(messages) -> str:
 def _agentic_reply(messages) -> AIMessage:
     "The ReAct agent: one search, then an answer from what it read."
     q = str(next(m.content for m in messages if isinstance(m, HumanMessage)))
-    tool_out = [str(m.content) for m in messages if isinstance(m, ToolMessage)]
-    if not tool_out: return AIMessage("", tool_calls=[{"name": "retrieve_tool", "args": {"query": q}, "id": "call_search_1"}])
+    tool_out = [m for m in messages if isinstance(m, ToolMessage)]
+    if not tool_out: return AIMessage("", tool_calls=[{"name": "hybrid_search_tool", "args": {"query": q}, "id": "call_search_1"}])
     docs = "\n\n".join(f"[{p['citation']}] {p['text']}" for out in tool_out for p in passages(out))
     pts = _best(docs, q, 4)
     return AIMessage(" ".join(pts) or "The collection does not answer this question.")
