@@ -55,7 +55,8 @@ def normalize_task(raw:Any, # one row of a task file, in any of the accepted spe
     if t["task_id"] is None or isinstance(t["task_id"], (bool, dict, list)):
         raise BadTask(f"a task needs a task_id (a string); this row has {sorted(raw)[:10]}")
     if not isinstance(t["question"], str) or not t["question"].strip():
-        raise BadTask(f"a task needs a question (non-empty text); this row has {t['question']!r}")
+        q = t["question"]
+        raise BadTask("a task needs a question (non-empty text); " + ("this row's is missing or empty" if q is None else f"this row's is {q!r}"))
     return {**t, "task_id": str(t["task_id"]), "level": _level(t["level"]), "file_name": t["file_name"] or "",
             "file": _attachment(t["file_name"], Path(folder or ".")), "gold": None if t["gold"] is None else str(t["gold"])}
 

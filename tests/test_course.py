@@ -28,3 +28,16 @@ def test_unreachable_server_is_a_clear_error(tmp_path):
     with fake_course_server(QUESTIONS) as api: url = api.url   # closed once the block ends
     r = gaia("course", "fetch", "--out", tmp_path/"course", "--base-url", url, timeout=60)
     assert r.returncode == 2 and r.stderr.startswith(f"gaia-mas: GET {url}/questions failed:"), r.stderr
+
+
+def test_hostile_file_names_stay_in_the_folder(tmp_path):
+    "File names from the server are data: `../x` and absolute names land inside --out, or are refused."
+    hostile = [{"task_id": "h1", "question": "?", "Level": "1", "file_name": "../up.txt"},
+               {"task_id": "h2", "question": "?", "Level": "1", "file_name": str(tmp_path/"abs.txt")},
+               {"task_id": "h3", "question": "?", "Level": "1", "file_name": ".."}]
+    with fake_course_server(hostile, files={"h1": b"1", "h2": b"2", "h3": b"3"}) as api:
+        fetched = gaia("course", "fetch", "--out", tmp_path/"course", "--base-url", api.url)
+    assert fetched.returncode == 0, fetched.stderr
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["abs.txt", "course", "metadata.jsonl", "up.txt"]
+    assert (tmp_path/"course"/"up.txt").read_bytes() == b"1" and (tmp_path/"course"/"abs.txt").read_bytes() == b"2"
+    assert "Attachment of h3 refused" in fetched.stderr and "3 questions" in fetched.stdout
