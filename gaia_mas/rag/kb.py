@@ -47,6 +47,7 @@ def citation_for(meta:dict, # a chunk's metadata: source, section, page
 
 # %% ../../nbs/20_rag_kb.ipynb #ce17671f
 _WORD = re.compile(r"\w+", re.UNICODE)
+_STOP = frozenset("a an and are as at be by can do does for from how i in is it of on or the this to what when where which who why with you your".split())
 
 @functools.lru_cache(maxsize=200_000)
 def _bucket(feature:str, dim:int) -> tuple[int, float]:
@@ -64,6 +65,7 @@ class HashEmbeddings(Embeddings):
     def _one(self, text:str) -> list[float]:
         v = [0.0] * self.dim
         for w in _WORD.findall(text.lower()):
+            if w in _STOP: continue
             feats = [(w, 1.0)] + [(f"#{w[i:i+4]}", 0.35) for i in range(max(len(w) - 3, 0))]
             for f, wt in feats:
                 i, s = _bucket(f, self.dim); v[i] += s * wt
@@ -119,7 +121,6 @@ def normalize_filters(filters:Optional[dict], # {field: value | [values] | {op: 
 
 # %% ../../nbs/20_rag_kb.ipynb #69797221
 MODES = ("keyword", "semantic", "hybrid")
-_STOP = frozenset("a an and are as at be by can do does for from how i in is it of on or the this to what when where which who why with you your".split())
 
 def query_terms(query:str) -> list[str]:
     "The words of a query, lower-cased, without the commonest English stop words (all words if nothing else is left)."
@@ -487,7 +488,8 @@ class PostgresKB(KnowledgeBase):
     def __init__(self, url:str, # postgresql://user@host:port/db
                  embeddings:Optional[Embeddings]=None, # the embedder; by default the one that built the knowledge base
                 ):
-        import psycopg
+        try: import psycopg
+        except ImportError: raise ImportError("the PostgreSQL knowledge base needs psycopg: pip install 'psycopg[binary]'") from None
         self.url, self._local = url, threading.local()
         self._psycopg = psycopg
         try: self.db
@@ -528,7 +530,7 @@ class PostgresKB(KnowledgeBase):
         if not terms: return []
         where, params = pg_where(conds)
         q = " | ".join(terms)
-        return self._q(f"select id, ts_rank_cd(tsv, q) from chunks, to_tsquery('english', %s) q where tsv @@ q{where} "
+        return self._q(f"select id, ts_rank_cd(tsv, q, 1) from chunks, to_tsquery('english', %s) q where tsv @@ q{where} "
                        "order by 2 desc, id limit %s", [q, *params, n])
 
     def _vector(self, vec, n, conds):

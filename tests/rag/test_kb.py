@@ -1,0 +1,196 @@
+"""The knowledge base against both engines: ingestion, idempotence, search modes, filters, bad input, consistency."""
+import json, shutil, threading
+from pathlib import Path
+import pytest
+from gaia_mas.rag.kb import HashEmbeddings, open_kb, SQLiteKB
+from gaia_mas.rag.ingest import ingest, sample_dir
+
+DOCS = sample_dir()/"docs"
+
+
+class CountingEmbeddings(HashEmbeddings):
+    "HashEmbeddings that counts the texts it embeds."
+    def __init__(self, dim=64): super().__init__(dim); self.n = 0
+    def embed_documents(self, texts): self.n += len(texts); return super().embed_documents(texts)
+
+
+@pytest.fixture
+def docs(tmp_path):
+    "A private copy of part of the sample collection."
+    d = tmp_path/"docs"; d.mkdir()
+    for name in ["circuit-breakers.md", "load-balancing.md", "retry-storms.html", "timeout-budgets.pdf", "timeout-budgets.pdf.meta.json",
+                 "outlier-detection.docx", "outlier-detection.docx.meta.json", "rate-limiting.md", "idempotency.md"]:
+        shutil.copy(DOCS/name, d/name)
+    return d
+
+
+def test_ingest_and_search_every_mode(kb_url, docs):
+    with open_kb(kb_url, HashEmbeddings(64)) as kb:
+        rep = ingest(kb, [docs], meta={"collection": "test"})
+        assert len(rep.added) == 7 and not rep.skipped and rep.chunks > 7
+        s = kb.stats()
+        assert s["documents"] == 7 and s["chunks"] == s["vectors"] == rep.chunks and s["embedding_model"] == "hash-64"
+        for mode in ("keyword", "semantic", "hybrid"):
+            hits = kb.search("What is a circuit breaker?", mode=mode, k=3)
+            assert hits and not hits.warnings, mode
+            assert hits[0].citation.startswith("circuit-breakers.md § "), (mode, [h.citation for h in hits])
+            assert all(h.metadata["collection"] == "test" and h.source.endswith(tuple(h.citation.split(" ")[:1])) for h in hits)
+        pdf = kb.search("hedged requests tail latency", mode="keyword", k=1)[0]
+        assert pdf.citation == "timeout-budgets.pdf p. 2" and pdf.metadata["page"] == 2 and pdf.metadata["team"] == "payments"
+        doc = kb.search("eject hosts consecutive errors", mode="keyword", k=1)[0]
+        assert doc.citation.startswith("outlier-detection.docx § ")
+
+
+def test_filters(kb_url, docs):
+    with open_kb(kb_url, HashEmbeddings(64)) as kb:
+        ingest(kb, [docs])
+        for mode in ("keyword", "semantic", "hybrid"):
+            hits = kb.search("retries", mode=mode, k=10, filters={"team": "payments"})
+            assert hits and {h.metadata["team"] for h in hits} == {"payments"}, mode
+        hits = kb.search("retries", k=10, filters={"year": {"gte": 2022, "lt": 2024}, "tags": ["retries", "timeouts"]})
+        assert hits and all(2022 <= h.metadata["year"] < 2024 for h in hits)
+        assert all({"retries", "timeouts"} & set(h.metadata["tags"]) for h in hits)
+        html = kb.filter_search({"filetype": "html"}, k=20)
+        assert html and {h.metadata["filetype"] for h in html} == {"html"} and html[0].metadata["tags"] == ["retries", "incident"]
+        assert kb.filter_search({"source": {"prefix": str(docs/"rate")}}, k=20)[0].citation.startswith("rate-limiting.md")
+        assert kb.filter_search({"modified": {"gte": "2000-01-01"}}, k=3)
+        none = kb.search("retries", filters={"team": "nobody"})
+        assert not none and "no passages matched" in none.warnings[0]
+        with pytest.raises(ValueError, match="unknown filter field 'teem'.*team"): kb.search("x", filters={"teem": "sre"})
+        with pytest.raises(ValueError, match="expected one of"): kb.search("x", filters={"year": {"after": 1}})
+
+
+def test_bad_queries(kb_url, docs):
+    with open_kb(kb_url, HashEmbeddings(64)) as kb:
+        ingest(kb, [docs / "circuit-breakers.md"])
+        for q in ("", "   "):
+            with pytest.raises(ValueError, match="empty query"): kb.search(q)
+        with pytest.raises(ValueError, match="unknown search mode"): kb.search("x", mode="fuzzy")
+        with pytest.raises(ValueError, match="k must be"): kb.search("x", k=0)
+        assert kb.search("') OR 1=1; drop table chunks; --", mode="keyword") is not None  # punctuation is not query syntax
+        assert kb.stats()["chunks"] > 0
+
+
+def test_idempotent_update_and_remove(kb_url, docs):
+    emb = CountingEmbeddings()
+    with open_kb(kb_url, emb) as kb:
+        first = ingest(kb, [docs]); n = emb.n
+        again = ingest(kb, [docs])
+        assert len(again.unchanged) == 7 and not again.added and not again.updated and emb.n == n
+        md = docs/"circuit-breakers.md"
+        md.write_text(md.read_text() + "\n## Metrics\n\nExport breaker state transitions as counters.\n")
+        upd = ingest(kb, [docs])
+        assert len(upd.updated) == 1 and len(upd.unchanged) == 6
+        assert emb.n - n <= 2  # only the new or changed chunks were embedded; the rest came from the cache
+        assert kb.search("transitions counters", mode="keyword", k=1)[0].citation == "circuit-breakers.md § Metrics"
+        md_chunks = kb.filter_search({"source": str(md.resolve())}, 50)
+        assert len(md_chunks) == upd.chunks and kb.stats()["chunks"] == kb.stats()["vectors"]
+        retag = ingest(kb, [docs/"idempotency.md"], meta={"team": "sre"})
+        assert retag.updated and kb.search("idempotency key", k=1, filters={"team": "sre"})
+        gone = kb.remove(str((docs/"load-balancing.md").resolve()))
+        assert gone == [str((docs/"load-balancing.md").resolve())] and kb.stats()["documents"] == 6
+        assert not kb.filter_search({"source": gone[0]}, 5)
+        assert len(kb.remove(str(docs.resolve()))) == 6 and kb.stats()["documents"] == 0 and kb.stats()["chunks"] == 0
+
+
+def test_bad_files_are_skipped(kb_url, tmp_path):
+    d = tmp_path/"mixed"; d.mkdir()
+    (d/"good.md").write_text("# Good\n\nBulkheads isolate thread pools.\n")
+    (d/"broken.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf")
+    (d/"broken.docx").write_bytes(b"PK\x03\x04 not a zip")
+    (d/"image.bin").write_bytes(b"\x00\x01")
+    (d/"empty.txt").write_text("")
+    (d/"bad-front.md").write_text("---\n- a list\n---\n# X\n\ntext\n")
+    (d/".hidden.md").write_text("# hidden\n")
+    with open_kb(kb_url, HashEmbeddings(64)) as kb:
+        rep = ingest(kb, [d, tmp_path/"nope.md"])
+        why = dict(rep.skipped)
+        assert rep.added == [str((d/"good.md").resolve())]
+        assert set(why) == {str(d/"broken.pdf"), str(d/"broken.docx"), str(d/"image.bin"), str(d/"empty.txt"), str(d/"bad-front.md"), str(tmp_path/"nope.md")}
+        assert "unsupported file type '.bin'" in why[str(d/"image.bin")] and why[str(tmp_path/"nope.md")] == "no such file or folder"
+        assert why[str(d/"empty.txt")] == "no text found" and "front matter" in why[str(d/"bad-front.md")]
+
+
+def test_other_formats(kb_url, tmp_path):
+    samples = sample_dir().parent
+    d = tmp_path/"formats"; d.mkdir()
+    for n in ("sample.pptx", "sample.xlsx", "sample.csv", "sample.json", "sample.txt"):
+        if (samples/n).exists(): shutil.copy(samples/n, d/n)
+    with open_kb(kb_url, HashEmbeddings(64)) as kb:
+        rep = ingest(kb, [d])
+        assert not rep.skipped and len(rep.added) == len(list(d.iterdir()))
+        assert {h.metadata["filetype"] for h in kb.filter_search({"filetype": ["pptx", "xlsx", "csv", "json", "txt"]}, 50)} == \
+               {p.suffix[1:] for p in d.iterdir()}
+
+
+def test_semantic_off_then_backfilled(kb_url, docs, no_openai):
+    with open_kb(kb_url) as kb:
+        assert kb.embeddings is None
+        rep = ingest(kb, [docs])
+        assert not rep.semantic and "semantic search is off" in rep.summary() and rep.chunks
+        sem = kb.search("circuit breaker", mode="semantic")
+        assert list(sem) == [] and "semantic search is off" in sem.warnings[0] and "--mode keyword" in sem.warnings[0]
+        hyb = kb.search("circuit breaker", mode="hybrid")
+        assert hyb and "fell back to keyword search" in hyb.warnings[0]
+    with open_kb(kb_url, HashEmbeddings(64)) as kb:
+        again = ingest(kb, [docs])  # nothing changed, but the missing vectors are filled in
+        assert len(again.unchanged) == 7 and kb.stats()["vectors"] == kb.stats()["chunks"]
+        assert kb.search("circuit breaker", mode="semantic") and not kb.search("circuit breaker", mode="semantic").warnings
+    with open_kb(kb_url) as kb:  # reopened with no embedder given: the offline one that built it is picked again
+        assert kb.embeddings.model == "hash-64"
+    with pytest.raises(ValueError, match="vectors were made by 'hash-64'"): open_kb(kb_url, HashEmbeddings(32))
+
+
+def test_interrupted_ingest_leaves_whole_documents(kb_url, docs, monkeypatch):
+    with open_kb(kb_url, HashEmbeddings(64)) as kb:
+        real, calls = type(kb).write_document, []
+        def flaky(self, doc, chunks, vectors=None):
+            calls.append(doc["source"])
+            if len(calls) == 3: raise KeyboardInterrupt  # stopped by the user before the third file is written
+            return real(self, doc, chunks, vectors)
+        monkeypatch.setattr(type(kb), "write_document", flaky)
+        with pytest.raises(KeyboardInterrupt): ingest(kb, [docs])
+        monkeypatch.setattr(type(kb), "write_document", real)
+        s = kb.stats()
+        assert s["documents"] == 2
+        assert s["chunks"] == len(kb.filter_search({"filetype": ["md", "html", "pdf", "docx"]}, 200))
+        rep = ingest(kb, [docs])
+        assert len(rep.unchanged) == 2 and len(rep.added) == 5 and kb.stats()["documents"] == 7
+
+
+def test_write_is_atomic(kb_url, docs):
+    "A failure inside write_document's transaction leaves the previous version of the document intact."
+    from gaia_mas.rag.ingest import chunk_document
+    with open_kb(kb_url, HashEmbeddings(64)) as kb:
+        ingest(kb, [docs/"circuit-breakers.md"])
+        before = kb.stats()["chunks"]
+        doc, chunks = chunk_document(docs/"circuit-breakers.md")
+        bad = chunks + [{"text": None, "citation": "x", "text_hash": "x", "metadata": {}}]  # NOT NULL violation at the end
+        with pytest.raises(Exception): kb.write_document({**doc, "hash": "new"}, bad, None)
+        assert kb.stats()["chunks"] == before and kb.doc_hash(doc["source"]) != "new"
+
+
+def test_concurrent_readers_while_ingesting(tmp_path, docs):
+    url = f"sqlite:///{tmp_path/'kb.sqlite'}"
+    with open_kb(url, HashEmbeddings(64)) as kb: ingest(kb, [docs/"circuit-breakers.md"])
+    errors, stop = [], threading.Event()
+    def reader():
+        r = open_kb(url, HashEmbeddings(64), create=False)
+        try:
+            while not stop.is_set(): r.search("circuit breaker", k=3)
+        except Exception as e: errors.append(e)
+        finally: r.close()
+    threads = [threading.Thread(target=reader) for _ in range(3)]
+    for t in threads: t.start()
+    try:
+        with open_kb(url, HashEmbeddings(64)) as kb: rep = ingest(kb, [docs])
+    finally:
+        stop.set()
+        for t in threads: t.join(timeout=30)
+    assert not errors and len(rep.added) == 6
+
+
+def test_missing_kb_and_bad_url(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"no knowledge base at .*missing.sqlite.*gaia-mas rag ingest"):
+        open_kb(f"sqlite:///{tmp_path/'missing.sqlite'}", create=False)
+    with pytest.raises(ValueError, match="unsupported knowledge base URL"): open_kb("mysql://x/y")

@@ -1,0 +1,114 @@
+"""The rag commands through argparse, as `gaia-mas` runs them: exit codes, output and error messages."""
+import argparse, json, os, subprocess, sys
+from pathlib import Path
+import pytest
+from gaia_mas.rag.cli import add_rag_parsers, parse_filters, parse_meta
+from gaia_mas.rag.ingest import sample_dir
+
+
+def run(capsys, *argv):
+    "Parse with a parser built like gaia-mas's and run the handler, mapping errors to exit codes as gaia-mas's main does."
+    p = argparse.ArgumentParser(prog="gaia-mas"); add_rag_parsers(p.add_subparsers(dest="command", required=True))
+    args = p.parse_args(list(argv))
+    try: code = args.func(args)
+    except (FileNotFoundError, ImportError, ValueError, RuntimeError) as e: print(f"gaia-mas: {e}", file=sys.stderr); code = 2
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.fixture
+def built(kb_url, capsys, monkeypatch):
+    monkeypatch.delenv("GAIA_MAS_KB", raising=False)
+    code, out, err = run(capsys, "rag", "ingest", str(sample_dir()/"docs"), "--kb", kb_url, "--embeddings", "hash", "--meta", "owner=docs-team")
+    assert code == 0, err
+    assert out.startswith("33 added, 0 updated, 0 unchanged, 0 skipped;"), out
+    return kb_url
+
+
+def test_search_modes_and_json(built, capsys):
+    for mode in ("keyword", "semantic", "hybrid"):
+        code, out, err = run(capsys, "rag", "search", "What is a circuit breaker?", "--kb", built, "--mode", mode, "--k", "3")
+        assert code == 0 and out.startswith("[1] circuit-breakers.md § ") and "[3] " in out and not err, (mode, out, err)
+    code, out, err = run(capsys, "rag", "search", "token bucket", "--kb", built, "--json", "--k", "2", "--filter", "tags=rate-limiting")
+    hits = [json.loads(l) for l in out.splitlines()]
+    assert code == 0 and len(hits) == 2 and all({"source", "score", "text", "metadata", "citation"} <= set(h) for h in hits)
+    assert all("rate-limiting" in h["metadata"]["tags"] and h["metadata"]["owner"] == "docs-team" for h in hits)
+
+
+def test_stats_rm_and_reingest(built, capsys):
+    code, out, err = run(capsys, "rag", "stats", "--kb", built, "--json")
+    s = json.loads(out)
+    assert code == 0 and s["documents"] == 33 and s["chunks"] == s["vectors"] > 33 and s["embedding_model"] == "hash-256"
+    code, out, err = run(capsys, "rag", "stats", "--kb", built)
+    assert "semantic search on" in out and "documents       33" in out
+    target = sample_dir()/"docs"/"bulkheads.md"
+    code, out, err = run(capsys, "rag", "rm", str(target), "--kb", built)
+    assert code == 0 and out.strip() == f"removed {target.resolve()}"
+    code, out, err = run(capsys, "rag", "rm", str(target), "--kb", built)
+    assert code == 1 and "nothing to remove" in err
+    code, out, err = run(capsys, "rag", "ingest", str(sample_dir()/"docs"), "--kb", built, "--meta", "owner=docs-team")
+    assert code == 0 and out.startswith("1 added, 0 updated, 32 unchanged, 0 skipped")
+
+
+def test_bad_input(tmp_path, capsys, monkeypatch, kb_url):
+    monkeypatch.delenv("GAIA_MAS_KB", raising=False)
+    missing = tmp_path/"missing.sqlite"
+    code, out, err = run(capsys, "rag", "search", "breaker", "--kb", f"sqlite:///{missing}")
+    assert code == 2 and str(missing) in err and "gaia-mas rag ingest" in err and not missing.exists()
+    code, out, err = run(capsys, "rag", "stats", "--kb", f"sqlite:///{missing}")
+    assert code == 2 and "no knowledge base at" in err
+    code, out, err = run(capsys, "rag", "ingest", str(tmp_path), "--kb", kb_url, "--meta", "team")
+    assert code == 2 and "malformed --meta 'team': expected key=value" in err
+    (tmp_path/"a.md").write_text("# A\n\nBulkheads.\n")
+    assert run(capsys, "rag", "ingest", str(tmp_path/"a.md"), "--kb", kb_url, "--embeddings", "hash")[0] == 0
+    code, out, err = run(capsys, "rag", "search", "  ", "--kb", kb_url)
+    assert code == 2 and "empty query" in err
+    code, out, err = run(capsys, "rag", "search", "bulkheads", "--kb", kb_url, "--filter", "department=sre")
+    assert code == 2 and "unknown filter field 'department'" in err and "title" in err
+    code, out, err = run(capsys, "rag", "search", "bulkheads", "--kb", kb_url, "--filter", "year")
+    assert code == 2 and "malformed --filter" in err
+    code, out, err = run(capsys, "rag", "search", "zebra", "--kb", kb_url, "--mode", "keyword")
+    assert code == 1 and "no passages matched" in err
+    code, out, err = run(capsys, "rag", "ingest", str(tmp_path/"nope"), "--kb", kb_url)
+    assert code == 1 and "skipped" in err and "no such file or folder" in err
+
+
+def test_semantic_off_without_key(tmp_path, capsys, monkeypatch):
+    for k in ("OPENAI_API_KEY", "GAIA_MAS_EMBEDDINGS", "GAIA_MAS_KB"): monkeypatch.delenv(k, raising=False)
+    url = f"sqlite:///{tmp_path/'kb.sqlite'}"
+    code, out, err = run(capsys, "rag", "ingest", str(sample_dir()/"docs"/"timeouts.md"), "--kb", url)
+    assert code == 0 and "semantic search is off" in out
+    code, out, err = run(capsys, "rag", "search", "deadline", "--kb", url, "--mode", "semantic")
+    assert code == 1 and "semantic search is off" in err and out == ""
+    code, out, err = run(capsys, "rag", "search", "deadline", "--kb", url)
+    assert code == 0 and "fell back to keyword search" in err and out.startswith("[1] timeouts.md")
+
+
+def test_default_kb_from_env(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("GAIA_MAS_CACHE", str(tmp_path/"cache"))
+    monkeypatch.delenv("GAIA_MAS_KB", raising=False)
+    code, out, err = run(capsys, "rag", "stats")
+    assert code == 2 and str(tmp_path/"cache"/"kb.sqlite") in err
+    monkeypatch.setenv("GAIA_MAS_KB", f"sqlite:///{tmp_path/'env.sqlite'}")
+    (tmp_path/"a.md").write_text("# A\n\nRate limits.\n")
+    assert run(capsys, "rag", "ingest", str(tmp_path/"a.md"), "--embeddings", "hash")[0] == 0 and (tmp_path/"env.sqlite").exists()
+
+
+def test_parsers_for_ask_and_serve():
+    p = argparse.ArgumentParser(prog="gaia-mas"); add_rag_parsers(p.add_subparsers(dest="command", required=True))
+    a = p.parse_args(["rag", "ask", "What is a bulkhead?", "--pattern", "parallel", "--session-id", "s1", "--provider", "scripted"])
+    assert (a.question, a.pattern, a.session_id, a.provider, a.func.__name__) == ("What is a bulkhead?", "parallel", "s1", "scripted", "cmd_rag_ask")
+    s = p.parse_args(["serve", "--port", "0", "--api-key", "k", "--workers", "2"])
+    assert (s.host, s.port, s.api_key, s.workers, s.func.__name__) == ("127.0.0.1", 0, "k", 2, "cmd_serve")
+
+
+def test_filter_and_meta_syntax():
+    assert parse_filters(["year>=2022", "year<=2024", "team=sre,payments", "source^=/srv/docs"]) == \
+        {"year": {"gte": 2022, "lte": 2024}, "team": ["sre", "payments"], "source": {"prefix": "/srv/docs"}}
+    assert parse_meta(["year=2024", "tags=a,b", "team=sre"]) == {"year": 2024, "tags": ["a", "b"], "team": "sre"}
+
+
+def test_cli_module_is_light():
+    code = "import sys, gaia_mas.rag.cli; heavy = [m for m in ('langchain_core', 'sqlite_vec', 'psycopg', 'gaia_mas.rag.kb') if m in sys.modules]; print(heavy)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
