@@ -68,7 +68,14 @@ _ROLES = (("research agent", "research"), ("analysis agent", "analysis"), ("synt
 _STOP = set("what which when where does with from that this have about into your their there these those how why the and for are "
             "explain compare between using give show tell".split())
 
-def _words(text:str) -> set[str]: return {w for w in re.findall(r"[a-z][a-z-]{2,}", text.lower()) if w not in _STOP}
+def _stem(w:str) -> str: return re.sub(r"(ing|ed|ery|ies|es|s|y)$", "", w) if len(w) > 5 else w
+
+def _words(text:str) -> set[str]: return {_stem(w) for w in re.findall(r"[a-z][a-z]{2,}", text.lower()) if w not in _STOP}
+
+def _docs(docs:str) -> list[tuple[str, str]]:
+    "(citation, text) of each `[citation] text` passage of a Documents section."
+    return [(m.group(1), m.group(2)) for part in re.split(r"\n(?=\[[^\]\n]{2,200}\] )", docs.strip())
+            if (m := re.match(r"\[([^\]\n]{2,200})\] (.*)", part, re.S))]
 
 def _role(messages) -> str:
     "The agent a conversation belongs to, from its system prompt's first line."
@@ -78,10 +85,10 @@ def _role(messages) -> str:
 def _best(docs:str, question:str, n:int=3) -> list[str]:
     "The `n` passages' best sentences for `question`, each with its citation."
     out = []
-    for p in passages(docs.replace("\n[", "\n\n[")):
-        sents = re.split(r"(?<=[.!?])\s+", p["text"].split("```")[0]) or [p["text"]]
+    for cit, text in _docs(docs):
+        sents = [x for x in re.split(r"(?<=[.!?])\s+", text.split("```")[0]) if x.strip()] or [text]
         s = max(sents, key=lambda x: len(_words(x) & _words(question)))
-        out.append((len(_words(p["text"]) & _words(question)), f"{s.strip()} [{p['citation']}]"))
+        out.append((2 * len(_words(s) & _words(question)) + len(_words(text) & _words(question)), f"{s.strip()} [{cit}]"))
     return [s for k, s in sorted(out, key=lambda x: -x[0]) if k][:n]
 
 # %% ../../nbs/26_rag_workflows.ipynb #e140eb17
@@ -95,10 +102,12 @@ def rule_based_pattern(question:str) -> tuple[str, str]:
     return "sequential", "The question is straightforward: research, analysis and synthesis in turn are enough."
 
 def _follow_up(q:str, turns:str) -> str:
-    "`q` made standalone with the last earlier question, when it refers back to it."
+    "`q` made standalone: its first pronoun replaced by the topic of the last earlier question."
     last = [l[3:] for l in turns.splitlines() if l.startswith("Q: ")]
-    if not last or not re.search(r"\b(it|its|this|that|they|them|those|these)\b", q.lower()): return q
-    return f"{q.rstrip('?')} (about: {last[-1].rstrip('?')})?"
+    pron = r"\b(it|this|that|they|them)\b"
+    if not last or not re.search(pron, q, re.I): return q
+    topic = re.sub(r"^(what|who|how|why|explain|describe|compare|tell me about)\b(\s+(is|are|does|do))?\s*", "", last[-1].strip(), flags=re.I).rstrip("?")
+    return re.sub(r"^(and|but|so)\s+", "", re.sub(pron, topic, q, count=1, flags=re.I), flags=re.I).capitalize()
 
 def _worker_reply(kind:str, s:dict) -> dict:
     "A worker's result from its documents."
@@ -119,7 +128,7 @@ def _reply(messages) -> Any:
     q, docs = s.get("question", ""), s.get("documents", "")
     if role == "research":
         sq = _follow_up(q, s.get("earlier_turns", ""))
-        kw = [w for w in re.findall(r"[A-Za-z][\w-]{2,}", q) if "-" in w or w.isupper()][:3]
+        kw = [w for w in re.findall(r"[A-Za-z][\w-]{3,}", sq) if w.lower() in _words(sq)][:4]
         return {"standalone_question": sq, "search_query": " ".join(sorted(_words(sq), key=sq.lower().find)) or sq, "keywords": kw,
                 "metadata_filter": "", "strategy": "semantic search on the question" + (", keyword search on its terms" if kw else "")}
     if role == "analysis":
@@ -232,7 +241,8 @@ def synthesis_node(agent:Callable) -> Callable:
         t0 = time.monotonic()
         try: out = await agent(_inp(state))
         except Exception as e:
-            return {"final_answer": state.get("analyzed_info") or "", "metadata": {**_failed("synthesis", e, "the analyzed information is the answer"),
+            info, known = state.get("analyzed_info") or "", state.get("citations") or []
+            return {"final_answer": info, "citations": cited(info, known) or known, "metadata": {**_failed("synthesis", e, "the analyzed information is the answer"),
                     "timings": {"synthesis": round(time.monotonic() - t0, 3)}}}
         md = out["metadata"]
         return {"final_answer": out["final_answer"], "confidence": out["confidence"], "citations": out["citations"],
@@ -461,6 +471,7 @@ def make_response(pattern:str, state:dict, total:float, session_id:str, reasonin
     md = state.get("metadata") or {}
     extra = {k: md[k] for k in ("timings", "cut_short", "fallbacks", "errors", "warnings", "branch_errors", "worker_errors", "missing_workers") if md.get(k)}
     if state.get("error"): extra["error"] = state["error"]
+    if (sq := state.get("standalone_question")) and sq.strip() != (state.get("question") or "").strip(): extra["standalone_question"] = sq
     meta = {"total_time": round(total, 3), **extra}
     answer = state.get("final_answer") or (f"No answer: {state['error']}" if state.get("error") else "")
     r = {"answer": answer, "pattern": pattern}
@@ -627,12 +638,12 @@ def _sessions_path(opts:dict) -> Optional[str]:
 async def _ask_once(args, opts:dict) -> dict:
     "One question, with sessions in SQLite when the knowledge base is."
     path = opts.get("sessions_path") or _sessions_path(opts)
-    if path is None: return await make_rag_system(args, **opts).aask(args.question, args.session_id or "cli", args.pattern or "auto")
+    if path is None: return await make_rag_system(**opts).aask(args.question, args.session_id or "cli", args.pattern or "auto")
     from pathlib import Path
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     async with AsyncSqliteSaver.from_conn_string(path) as saver:
-        return await make_rag_system(args, checkpointer=saver, **opts).aask(args.question, args.session_id or "cli", args.pattern or "auto")
+        return await make_rag_system(checkpointer=saver, **opts).aask(args.question, args.session_id or "cli", args.pattern or "auto")
 
 def print_answer(r:dict) -> None:
     "An answer, its sources and how it was made, for people."
@@ -645,7 +656,7 @@ def cmd_ask(args) -> int:
     "`gaia-mas rag ask`: answer one question; 0 answered, 1 the run ended in an error, 2 bad input or setup."
     import sys
     from gaia_mas.llm import MissingAPIKeyError
-    try: r = run_sync(_ask_once(args, {}))
+    try: r = run_sync(_ask_once(args, dict(vars(args))))
     except (ValueError, MissingAPIKeyError, FileNotFoundError, ImportError, OSError) as e:
         print(f"gaia-mas rag ask: {e}", file=sys.stderr); return 2
     if getattr(args, "json", False): print(json.dumps(r, indent=2, ensure_ascii=False))
