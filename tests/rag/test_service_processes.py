@@ -1,0 +1,72 @@
+"""`gaia-mas serve` as real processes: the command answers on a free loopback port with the scripted provider and an
+API key from the environment; `--workers 2` serves; and two separate `serve` processes sharing a PostgreSQL
+checkpointer continue each other's sessions (a session started on one goes on on the other)."""
+import contextlib, os, signal, subprocess, sys, time
+import httpx, pytest
+
+os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
+from pg_server import fresh_database, free_port  # noqa: E402  (tests/rag is on sys.path through its conftest)
+
+SERVE = [sys.executable, "-c", "import sys; from gaia_mas.rag.cli import rag_main; sys.exit(rag_main(sys.argv[1:]))", "serve"]
+Q = "What is a circuit breaker?"
+
+@pytest.fixture(scope="module")
+def sample_kb_url():
+    from gaia_mas.rag.ingest import sample_kb
+    return sample_kb().url
+
+@contextlib.contextmanager
+def serve(*args:str, env:dict|None=None, timeout:float=90):
+    "Run `gaia-mas serve --provider scripted ARGS` on a free port; yield its base URL once /health answers; stop it."
+    port = free_port()
+    proc = subprocess.Popen([*SERVE, "--provider", "scripted", "--port", str(port), *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, env={**os.environ, "OPIK_TRACK_DISABLE": "true", **(env or {})},
+                            start_new_session=True)
+    url, end = f"http://127.0.0.1:{port}", time.monotonic() + timeout
+    try:
+        while True:
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{url}/health", timeout=5).status_code == 200: break
+            if proc.poll() is not None or time.monotonic() > end:
+                raise RuntimeError(f"serve did not start:\n{_stop(proc)}")
+            time.sleep(0.3)
+        yield url
+    finally:
+        out = _stop(proc)
+        assert "Traceback" not in out, out
+
+def _stop(proc) -> str:
+    "Stop the server's process group (SIGTERM, then SIGKILL) and return what it printed."
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try: proc.wait(timeout=20)
+        except subprocess.TimeoutExpired: os.killpg(proc.pid, signal.SIGKILL); proc.wait(timeout=10)
+    return proc.stdout.read().decode(errors="replace")
+
+def test_serve_answers_every_endpoint_and_wants_the_key(sample_kb_url, tmp_path):
+    with serve("--kb", sample_kb_url, "--sessions", f"sqlite:///{tmp_path}/s.sqlite", env={"GAIA_MAS_API_KEY": "k-123"}) as url:
+        assert httpx.post(f"{url}/multiagent/sequential/chat", json={"question": Q}, timeout=30).status_code == 401
+        h = {"Authorization": "Bearer k-123"}
+        for p in ("sequential", "parallel", "supervisor"):
+            r = httpx.post(f"{url}/multiagent/{p}/chat", json={"question": Q, "session_id": "s1"}, headers=h, timeout=60)
+            assert r.status_code == 200 and r.json()["pattern"] == p and r.json()["citations"], r.text
+        r = httpx.post(f"{url}/multiagent/chat", json={"question": Q}, headers=h, timeout=60)
+        assert r.json()["pattern_selection_reasoning"]
+        health = httpx.get(f"{url}/health", timeout=30).json()
+        assert health["kb"]["documents"] > 0 and health["provider"] == "scripted" and health["sessions"] == "sqlite"
+
+def test_serve_with_two_workers(sample_kb_url, tmp_path):
+    with serve("--kb", sample_kb_url, "--sessions", f"sqlite:///{tmp_path}/s.sqlite", "--workers", "2") as url:
+        rs = [httpx.post(f"{url}/multiagent/sequential/chat", json={"question": Q, "session_id": f"w{i}"}, timeout=60) for i in range(4)]
+        assert [r.status_code for r in rs] == [200] * 4
+
+def test_two_processes_share_sessions_in_postgres(sample_kb_url, pg_url):
+    "Turn one on server A, the follow-up on server B: B sees A's turn; a fresh session on B does not."
+    with fresh_database(pg_url, f"sessions_{os.getpid()}") as sessions, \
+         serve("--kb", sample_kb_url, "--sessions", sessions) as a, serve("--kb", sample_kb_url, "--sessions", sessions) as b:
+        ask = lambda url, q, s: httpx.post(f"{url}/multiagent/sequential/chat", json={"question": q, "session_id": s}, timeout=60).json()
+        assert httpx.get(f"{a}/health", timeout=30).json()["sessions"] == "postgres"
+        ask(a, "What is a bulkhead?", "shared")
+        on_b, fresh_b, fresh_a = ask(b, "How should I size it?", "shared"), ask(b, "How should I size it?", "new-b"), ask(a, "How should I size it?", "new-a")
+        assert on_b["citations"][0].startswith("bulkheads.md"), on_b
+        assert fresh_b["answer"] == fresh_a["answer"] != on_b["answer"]
