@@ -369,7 +369,14 @@ def excel_text(path:str|Path, # the workbook (.xlsx, .xlsm or .xls)
                colors:bool=False, # list cells with their fill colours instead
               ) -> str:
     "The chosen rows of each sheet as tab-separated text under a sheet header."
-    if colors: return _cell_grid(path, sheet, rows)
+    try: return _cell_grid(path, sheet, rows) if colors else _sheet_text(path, sheet, rows)
+    except Exception as e:
+        if "XLSX_MAX_CELLS" not in str(e): raise
+        raise ToolUnavailable(f"{Path(path).name} is refused unread: {e} A small file that claims so large a grid is refused "
+                              "to protect memory; if it is genuine, raise the limit with XLSX_MAX_CELLS.") from None
+
+def _sheet_text(path, sheet:str, rows:str) -> str:
+    "The chosen rows of each sheet, from unstructured's tables."
     out = []
     for name, table in _sheet_tables(path, sheet):
         nums = parse_range(rows, len(table)) if table else []

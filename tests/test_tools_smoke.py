@@ -38,6 +38,7 @@ def test_research_step_scope():
     with tools.step_scope({"file": str(SAMPLES/"sample.txt"), "current_research_index": 0}):
         assert "heron" in read.invoke({"file_path": "sample.txt"})
         assert read.invoke({"file_path": str(Path(__file__))}).startswith("Error: Refused")
+        assert read.invoke({"file_path": "sample.csv"}).startswith("Error: Refused")   # beside the attachment, but not it
 
 def test_expert_python_persists_within_a_run():
     tools = get_expert_tools()

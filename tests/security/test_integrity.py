@@ -282,7 +282,7 @@ def test_xlsx_bomb_refused_in_both_paths(tmp_path):
                        cwd=tmp_path, env=cli_env(HOME=str(tmp_path)), preexec_fn=_limit_memory)
     assert p.returncode == 0, p.stderr[-2000:]
     plain, colours = json.loads(p.stdout.strip().splitlines()[-1])
-    for out in (plain, colours): assert out.startswith("Error:") and "XLSX_MAX_CELLS" in out, out
+    for out in (plain, colours): assert out.startswith("Error: bomb.xlsx is refused unread") and "XLSX_MAX_CELLS" in out, out
 
 
 # --- bad task rows, through the CLI ---
