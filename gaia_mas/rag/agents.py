@@ -246,6 +246,8 @@ def heuristic_scores(question:str, answer:str) -> dict[str, float]:
     return {"relevance": score(rel), "completeness": score(min(1, n / 600)), "clarity": score(1 if 40 < n < 2500 else 0.5),
             "usefulness": score(min(1, 0.4 + 0.2 * len(cited(answer))))}
 
+def _flat(name:str) -> str: return re.sub(r"[\W_]", "", str(name)).lower()
+
 def _criteria(raw:Any) -> dict[str, float]:
     "A candidate's criteria scores from the model's reply (a dict, or one number for all)."
     if not isinstance(raw, dict): return {c: score(raw) for c in CRITERIA}
@@ -269,6 +271,7 @@ def EvaluatorAgent(llm, # the evaluator's model
             per = {n: heuristic_scores(q, a) for n, a in cands.items()}; pick = ""
             reasoning = f"The evaluator model failed ({type(e).__name__}: {e}); scored by overlap, citations and length."
         scores = {n: round(sum(c.values()) / len(CRITERIA), 3) for n, c in per.items()}
+        pick = next((n for n in cands if _flat(n) == _flat(pick)), pick)
         if pick not in cands: pick = max(scores, key=scores.get)
         return {"selected_answer": cands[pick], "selected_agent": pick, "evaluation_scores": scores, "reasoning": reasoning,
                 "metadata": {"evaluation_time": round(time.monotonic() - t0, 3), "criteria_used": list(CRITERIA), "criteria_scores": per}}
