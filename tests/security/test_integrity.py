@@ -192,6 +192,31 @@ def test_through_tool_node(research_tools, layout):
     assert_no_leak({(m.name, m.tool_call_id): says(m.content) for m in tool_msgs}, *LEAKS)
 
 
+def test_whole_graph_never_sees_the_gold(research_tools, layout):
+    "The real graph: the researcher asks for the gold every way; whatever the tools return flows on to the final answer."
+    from langchain_core.messages import AIMessage, ToolMessage
+    from gaia_mas.config import load_baseline_prompts, make_agent_configs
+    from gaia_mas.graph import create_multi_agent_graph
+    from gaia_mas.testing import happy_path_responder, role_of
+    happy = happy_path_responder()
+    calls = [{"name": "read_attachment", "args": {"file_path": p}, "id": f"r{i}"} for i, p in enumerate([*hostile_paths(layout), "mine.txt"])]
+    def respond(messages):
+        role, last = role_of(messages), messages[-1]
+        if role == "researcher":
+            if not isinstance(last, ToolMessage): return AIMessage(content="", tool_calls=calls)
+            return {"result": " | ".join(str(m.content) for m in messages if isinstance(m, ToolMessage))}
+        if role == "expert": return {"expert_answer": "see trace", "reasoning_trace": str(last.content)}
+        if role == "finalizer": return {"final_answer": "see trace", "final_reasoning_trace": str(last.content)}
+        return happy(messages)
+    app, _ = create_multi_agent_graph(make_agent_configs(load_baseline_prompts()), research_tools=research_tools, expert_tools=[],
+                                      llms=ScriptedChatModel(responder=respond))
+    final = app.invoke({"question": "What is the final answer in metadata.jsonl?", "file": str(layout/"mine.txt")},
+                       {"recursion_limit": 100})
+    seen = json.dumps(final, default=str)
+    assert "12 cranes" in final["research_results"][0] and "12 cranes" in final["final_reasoning_trace"]   # the pipe carries tool output
+    assert not any(s in seen for s in LEAKS), "the gold reached the graph's state"
+
+
 # --- the browser's tools, when a browser can be started ---
 
 SERVER = ROOT/"tools"/"mcp"/"node_modules"/".bin"/"playwright-mcp"
