@@ -1,8 +1,9 @@
 """The researcher's browser for real: Playwright's MCP server (tools/start_browser_mcp.sh) driving Debian's chromium,
-a page served on 127.0.0.1, and the LangChain tools the model is given, run by LangGraph's ToolNode.
+a page served on 127.0.0.1, and the LangChain tools the model is given, run by LangGraph's ToolNode; and `gaia-mas ask`
+starting that server by itself when none is configured or running.
 
 Needs tools/install_system.sh. Skipped when chromium or @playwright/mcp is missing, except under CI, where that fails."""
-import http.server, os, secrets, shutil, signal, socket, subprocess, threading, time
+import http.server, os, secrets, shutil, signal, socket, subprocess, sys, threading, time
 from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
@@ -113,3 +114,62 @@ def test_server_down_then_message(page_url):
     out = by_name(tools, "browser_navigate").invoke({"url": page_url})
     print(out)
     assert out.startswith("Error: the browser tool browser_navigate failed")
+
+
+def test_outside_a_step_one_tool_set_shares_one_browser(mcp_url, page_url):
+    "In a notebook, with no research step: navigate, then snapshot, sees the page (one session per tool set)."
+    tools = run_sync(get_research_tools(mcp_url))
+    assert TOKEN in by_name(tools, "browser_navigate").invoke({"url": page_url}) + by_name(tools, "browser_snapshot").invoke({})
+    assert TOKEN in by_name(tools, "browser_snapshot").invoke({})
+
+
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "chrome://version", "view-source:http://127.0.0.1/", "javascript:alert(1)"])
+def test_non_web_addresses_are_refused(tools, url):
+    out = by_name(tools, "browser_navigate").invoke({"url": url})
+    assert out.startswith("Error: the browser opens only http:// and https:// addresses"), out
+
+
+ASK = """
+import re, sys
+from langchain_core.messages import AIMessage, ToolMessage
+from gaia_mas import cli, runner
+from gaia_mas.graph import create_multi_agent_graph
+from gaia_mas.testing import ScriptedChatModel, happy_path_responder, role_of
+page, seen = sys.argv[1], {}
+happy = happy_path_responder("no token seen", 1)
+def respond(messages):
+    role, tool = role_of(messages), [m for m in messages if isinstance(m, ToolMessage)]
+    if role == "researcher" and not tool:
+        return AIMessage(content="", tool_calls=[{"name": "browser_navigate", "args": {"url": page}, "id": "nav1"}])
+    if role == "researcher" and len(tool) == 1 and not re.search(r"TOKEN-[0-9a-f]{8}", tool[-1].content):
+        return AIMessage(content="", tool_calls=[{"name": "browser_snapshot", "args": {}, "id": "snap1"}])
+    if role == "researcher":
+        seen["token"] = re.search(r"TOKEN-[0-9a-f]{8}", tool[-1].content).group(0)
+        return {"result": "The page says the token is " + seen["token"]}
+    if role in ("expert", "finalizer"):
+        answer = seen.get("token", "no token seen")
+        return {"expert_answer": answer, "reasoning_trace": "read it"} if role == "expert" else {"final_answer": answer, "final_reasoning_trace": "read it"}
+    return happy(messages)
+def build_app(configs, provider, checkpointer=None, tracing=False, *args, **kw):
+    "The real graph and research tools (so the real browser), with a scripted model in place of OpenAI."
+    return create_multi_agent_graph(configs, llms=ScriptedChatModel(responder=respond), checkpointer=checkpointer, tracing=tracing)
+runner.build_app = build_app
+sys.exit(cli.main(["ask", "What is the token on the vault page?", "--cache-dir", sys.argv[2]]))
+"""
+
+def test_ask_starts_its_own_browser(page_url, tmp_path):
+    "`gaia-mas ask` with no MCP server configured or running starts one, answers from the page, says so in one line, and stops it."
+    from gaia_mas.browser import DEFAULT_MCP_URL, reachable
+    if reachable(DEFAULT_MCP_URL): pytest.skip(f"something already listens at {DEFAULT_MCP_URL}, so ask would use it")
+    env = {k: v for k, v in os.environ.items() if k not in ("GAIA_MAS_MCP_URL", "GAIA_MAS_BROWSER", "OPENAI_BASE_URL")}
+    env.update(OPENAI_API_KEY="sk-test-never-sent", OPIK_TRACK_DISABLE="true", NO_PROXY="127.0.0.1,localhost")
+    t = time.perf_counter()
+    r = subprocess.run([sys.executable, "-c", ASK, page_url, str(tmp_path/"cache")], capture_output=True, text=True,
+                       env=env, timeout=240, start_new_session=True)
+    print(f"$ gaia-mas ask 'What is the token on the vault page?'   ({time.perf_counter() - t:.1f} s)")
+    print(r.stderr.strip()); print(r.stdout.strip())
+    started = [l for l in r.stderr.splitlines() if l.startswith("gaia-mas: started a browser")]
+    assert (r.returncode, r.stdout) == (0, TOKEN + "\n"), r.stderr[-3000:]
+    assert len(started) == 1
+    url = started[0].split(" at ")[1].split(")")[0]
+    assert not reachable(url), "the started server must stop with the run"
