@@ -7,10 +7,11 @@ __all__ = ['log', 'Pattern', 'PATTERN_NAMES', 'MAX_QUESTION', 'MAX_BODY', 'SESSI
            'AutoChatRequest', 'SequentialMetadata', 'ParallelMetadata', 'SupervisorMetadata', 'ChatResponse',
            'SequentialResponse', 'ParallelResponse', 'SupervisorResponse', 'AutoResponse', 'open_sessions',
            'create_app', 'scripted_system', 'LiveServer', 'serve_settings', 'app_from_env', 'build_system', 'cmd_serve',
-           'default_sessions']
+           'default_sessions', 'langgraph_provider', 'langgraph_workflow', 'sequential_graph', 'parallel_graph',
+           'supervisor_graph', 'gaia_graph']
 
-# %% ../../nbs/27_rag_service.ipynb #bcfce946
-import asyncio, contextlib, inspect, json, logging, os, secrets, time, uuid
+# %% ../../nbs/27_rag_service.ipynb #69fbfff8
+import asyncio, contextlib, functools, inspect, json, logging, os, secrets, time, uuid
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Literal, Optional
 from fastapi import Depends, FastAPI, HTTPException, Request
@@ -384,3 +385,35 @@ def default_sessions(kb:Optional[str]) -> str:
     if kb and kb.startswith(("postgresql://", "postgres://")): return kb
     if kb and kb.startswith("sqlite:///"): return "sqlite:///" + str(Path(kb.removeprefix("sqlite:///")).with_name("sessions.sqlite"))
     return "sqlite:///" + str(Path(os.environ.get("GAIA_MAS_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home()/".cache")/"gaia_mas")/"sessions.sqlite")
+
+# %% ../../nbs/27_rag_service.ipynb #978d2ff5
+def langgraph_provider() -> str:
+    "$GAIA_MAS_PROVIDER, else openai when a key or an OpenAI-compatible server is configured, else scripted."
+    if os.environ.get("GAIA_MAS_PROVIDER"): return os.environ["GAIA_MAS_PROVIDER"]
+    return "openai" if os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL") else "scripted"
+
+@functools.cache
+def _rag_parts(provider:str, model:Optional[str], kb:Optional[str]) -> tuple:
+    "The models and tools the `langgraph dev` workflows share (built once per process)."
+    from gaia_mas.rag.ingest import sample_kb
+    from gaia_mas.rag.kb import open_kb
+    from gaia_mas.rag.tools import make_rag_tools
+    from gaia_mas.rag.workflows import rag_llms
+    llm = rag_llms({"provider": provider, "model": model})
+    return llm, make_rag_tools(open_kb(kb) if kb else sample_kb(), llm=llm["analysis"] if isinstance(llm, dict) else llm)
+
+def langgraph_workflow(pattern:str) -> Any:
+    "A workflow compiled without a checkpointer (the LangGraph server brings its own), on $GAIA_MAS_KB or the sample collection."
+    from gaia_mas.rag.workflows import build_workflow
+    return build_workflow(pattern, *_rag_parts(langgraph_provider(), os.environ.get("GAIA_MAS_MODEL"), os.environ.get("GAIA_MAS_KB")))
+
+def sequential_graph(): return langgraph_workflow("sequential")
+def parallel_graph(): return langgraph_workflow("parallel")
+def supervisor_graph(): return langgraph_workflow("supervisor")
+
+def gaia_graph() -> Any:
+    "The GAIA multi-agent graph, with the provider of `langgraph_provider` (the scripted dry run without a key)."
+    from gaia_mas.config import load_baseline_prompts, make_agent_configs
+    from gaia_mas.runner import build_app
+    configs = make_agent_configs(load_baseline_prompts(), model=os.environ.get("GAIA_MAS_MODEL") or "gpt-4o-mini")
+    return build_app(configs, provider=langgraph_provider())[0]
