@@ -14,7 +14,7 @@ from .kb import KnowledgeBase, citation_for, open_kb, default_cache_dir, HashEmb
 # %% auto #0
 __all__ = ['log', 'TEXT_TYPES', 'SUPPORTED', 'LIST_FIELDS', 'READERS', 'CHUNK_SIZE', 'CHUNK_OVERLAP', 'CHUNKER', 'Section',
            'meta_value', 'read_markdown', 'read_html', 'read_pdf', 'read_docx', 'read_other', 'read_sections',
-           'chunk_document', 'embed_text', 'IngestReport', 'iter_files', 'backfill_vectors', 'ingest', 'sample_dir',
+           'sample_dir', 'chunk_document', 'embed_text', 'IngestReport', 'iter_files', 'backfill_vectors', 'ingest',
            'sample_kb']
 
 # %% ../../nbs/21_rag_ingest.ipynb #05115eaf
@@ -124,7 +124,15 @@ def read_sections(path:str|Path) -> tuple[str, dict, list[Section]]:
         title = extra.pop("title", title); meta = {**meta, **extra}
     return str(title), meta, secs
 
-# %% ../../nbs/21_rag_ingest.ipynb #1bf2d5b0
+# %% ../../nbs/21_rag_ingest.ipynb #acf9fd2d
+def sample_dir() -> Path:
+    "The folder of the sample collection (docs/ and golden.jsonl)."
+    import gaia_mas
+    d = Path(gaia_mas.__file__).resolve().parent.parent/"nbs"/"samples"/"kb"
+    if not (d/"docs").is_dir(): raise FileNotFoundError(f"the sample collection is not at {d}: it ships with the source tree, not the wheel")
+    return d
+
+# %% ../../nbs/21_rag_ingest.ipynb #88499257
 CHUNK_SIZE, CHUNK_OVERLAP = 1000, 120
 CHUNKER = f"v1-{CHUNK_SIZE}-{CHUNK_OVERLAP}"  # part of every document hash: changing the chunker re-ingests
 
@@ -160,7 +168,7 @@ def embed_text(ch:dict) -> str:
     m = ch["metadata"]
     return f"{m.get('title', '')} - {m.get('section', '')}\n{ch['text']}"
 
-# %% ../../nbs/21_rag_ingest.ipynb #01f2f785
+# %% ../../nbs/21_rag_ingest.ipynb #1e03c3e1
 @dataclass
 class IngestReport:
     "What an ingest did."
@@ -215,7 +223,7 @@ def ingest(kb:KnowledgeBase, # where to write
             if not chunks: rep.skipped.append((str(f), "no text found")); continue
             kb.write_document(doc, chunks, kb.embed([embed_text(c) for c in chunks]))
         except Exception as e:
-            log.warning("skipped %s: %s", f, e)
+            log.info("skipped %s: %s", f, e)
             rep.skipped.append((str(f), f"{type(e).__name__}: {str(e)[:200]}")); continue
         (rep.updated if old else rep.added).append(doc["source"]); rep.chunks += len(chunks)
         bar.set_postfix(chunks=rep.chunks, refresh=False)
@@ -223,14 +231,7 @@ def ingest(kb:KnowledgeBase, # where to write
     rep.seconds = time.perf_counter() - t0
     return rep
 
-# %% ../../nbs/21_rag_ingest.ipynb #7594b091
-def sample_dir() -> Path:
-    "The folder of the sample collection (docs/ and golden.jsonl)."
-    import gaia_mas
-    d = Path(gaia_mas.__file__).resolve().parent.parent/"nbs"/"samples"/"kb"
-    if not (d/"docs").is_dir(): raise FileNotFoundError(f"the sample collection is not at {d}: it ships with the source tree, not the wheel")
-    return d
-
+# %% ../../nbs/21_rag_ingest.ipynb #1befd788
 def sample_kb(path:Optional[str|Path]=None, # the SQLite file; by default <cache dir>/sample_kb-<hash>.sqlite
              ) -> KnowledgeBase:
     "The sample collection in a SQLite knowledge base with offline embeddings, built once and reused."

@@ -264,6 +264,7 @@ create table if not exists chunks(id integer primary key, source text not null, 
   citation text, text_hash text, metadata text not null);
 create index if not exists chunks_source on chunks(source);
 create virtual table if not exists chunks_fts using fts5(text, title, section, tokenize='porter unicode61');
+insert into chunks_fts(chunks_fts, rank) values('rank', 'bm25(1.0, 2.0, 2.0)');
 create table if not exists fields(name text primary key);
 create table if not exists embed_cache(model text, text_hash text, vector blob, primary key(model, text_hash));
 """
@@ -339,8 +340,10 @@ class SQLiteKB(KnowledgeBase):
         if not terms: return []
         where, params = sqlite_where(conds)
         q = " OR ".join(f'"{t}"' for t in terms)
-        sql = (f"select c.id, -bm25(chunks_fts, 1.0, 2.0, 2.0) from chunks_fts join chunks c on c.id = chunks_fts.rowid "
-               f"where chunks_fts match ?{where} order by bm25(chunks_fts, 1.0, 2.0, 2.0) limit ?")
+        if not conds:  # FTS5's own ranked scan; `rank` is bm25 with title and section weighted double
+            return self.db.execute("select rowid, -rank from chunks_fts where chunks_fts match ? order by rank limit ?", (q, n)).fetchall()
+        sql = (f"select c.id, -chunks_fts.rank from chunks_fts join chunks c on c.id = chunks_fts.rowid "
+               f"where chunks_fts match ?{where} order by chunks_fts.rank limit ?")
         return self.db.execute(sql, [q, *params, n]).fetchall()
 
     def _vector(self, vec, n, conds):
