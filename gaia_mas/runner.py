@@ -84,6 +84,7 @@ def _tokens(response:Any) -> tuple[int, int]:
 
 class CostTracker(BaseCallbackHandler):
     "Counts a question's LLM calls and their input and output tokens."
+    ignore_chain = True   # model events only: LangChain then skips this handler for the many chain events
     def __init__(self): self.llm_calls = self.input_tokens = self.output_tokens = 0; self._lock = threading.Lock()
 
     def on_chat_model_start(self, serialized, messages, **kw):
@@ -175,10 +176,11 @@ class Deadline(BaseCallbackHandler):
 GRACE_S = 2.0  # seconds the runner waits past a question's deadline for it to stop by itself
 
 class _Threads(BaseCallbackHandler):
-    "Remembers the threads a question's steps and calls ran on."
+    "Remembers the threads a question's model and tool calls ran on."
+    ignore_chain = True
     def __init__(self): self.seen = set()
     def note(self, *args, **kw): self.seen.add(threading.current_thread())
-    on_chain_start = on_chat_model_start = on_llm_start = on_tool_start = note
+    on_chat_model_start = on_llm_start = on_tool_start = note
 
 def _let_go(threads) -> None:
     "Let the interpreter exit without joining these pool threads (one stuck in a call would hold the exit)."
@@ -202,8 +204,8 @@ def call_within(f:Callable[[], Any], # what to run
     threading.Thread(target=target, name="gaia-question", daemon=True).start()
     if not done.wait(seconds):
         if threads: _let_go(threads.seen)
-        late = f"{seconds - budget:.3g} s later" if budget is not None else "then"
-        raise QuestionTimeout(f"no answer within {budget if budget is not None else seconds:.3g} s; a call in flight ignored the deadline and was left behind {late}")
+        late = f" {seconds - budget:.3g} s later" if budget is not None else ""
+        raise QuestionTimeout(f"no answer within {budget if budget is not None else seconds:.3g} s; a call in flight ignored the deadline and was left behind{late}")
     if "error" in box: raise box["error"]
     return box["value"]
 
@@ -253,11 +255,12 @@ def run_graph(app, # a compiled graph
               task:dict, # the task, from `load_tasks`
               config:dict, # run config with the thread id and callbacks
               mode:str="new", # from `resume_mode`
+              durability:str="async", # when steps are saved: "async" (while the next runs), "sync" (before it) or "exit"
              ) -> dict:
     "The task's final state: read back, continued from the last completed step, or from a fresh run."
     if mode == "finished": return app.get_state({"configurable": config["configurable"]}).values
     inputs = None if mode == "unfinished" else {"question": task["question"], "file": task.get("file")}
-    return app.invoke(inputs, config, **({"durability": "sync"} if app.checkpointer is not None else {}))
+    return app.invoke(inputs, config, **({"durability": durability} if app.checkpointer is not None else {}))
 
 def forget(app, # a compiled graph
            thread_id:str, # a finished task's thread
@@ -274,12 +277,13 @@ def _record(task:dict, state:dict, **meta) -> dict:
     return {"task_id": task["task_id"], "model_answer": normalize_answer(raw, task["question"]) if raw else "",
             "reasoning_trace": state.get("final_reasoning_trace") or "", "raw_answer": raw, "level": task.get("level"), **meta}
 
-def _attempt(app, task:dict, config:dict, threads:Optional[_Threads]=None, budget:Optional[float]=None) -> tuple[dict, str, str, Optional[str]]:
+def _attempt(app, task:dict, config:dict, threads:Optional[_Threads]=None, budget:Optional[float]=None,
+             durability:str="async") -> tuple[dict, str, str, Optional[str]]:
     "The final state, the resume mode, the status and the error of one run of a task, within the current deadline."
     mode, state, status, error = "new", {}, "ok", None
     try:
         mode = resume_mode(app, config["configurable"]["thread_id"])
-        run = lambda: run_graph(app, task, config, mode)
+        run = lambda: run_graph(app, task, config, mode, durability)
         state = run() if (left := time_left()) is None else call_within(run, left + GRACE_S, threads, budget)
     except QuestionTimeout as e: status, error = "timeout", str(e)
     except Exception as e: status, error = "error", f"{type(e).__name__}: {e}"
@@ -294,6 +298,7 @@ def run_task(app, # a compiled graph
              key:str="", # the run's key, from `run_key`
              timeout:Optional[float]=None, # seconds for the whole question
              callbacks:Sequence=(), # more callback handlers, e.g. an Opik tracer
+             durability:str="async", # when steps are saved, see `run_graph`
             ) -> tuple[dict, bool]:
     "The task's result record, and whether its thread finished; failures are recorded, not raised."
     tid, cost, t0, started = thread_id_for(task["task_id"], key), CostTracker(), time.perf_counter(), now_iso()
@@ -301,7 +306,7 @@ def run_task(app, # a compiled graph
     handlers = [cost, StepLogger(task["task_id"]), threads, *([Deadline(timeout)] if timeout else []), *callbacks]
     log.info("task %s started", task["task_id"], extra={"event": "task_start", "task_id": task["task_id"]})
     with deadline_scope(timeout):
-        state, mode, status, error = _attempt(app, task, {"configurable": {"thread_id": tid}, "callbacks": handlers}, threads, timeout)
+        state, mode, status, error = _attempt(app, task, {"configurable": {"thread_id": tid}, "callbacks": handlers}, threads, timeout, durability)
     record = _record(task, state, status=status, error=error, **cost.totals(),
                      wall_time_s=round(time.perf_counter() - t0, 3), started_at=started, resume=mode, thread_id=tid)
     log.info("task %s %s", task["task_id"], status, extra={"event": "task_end", **{k: v for k, v in record.items() if k != "reasoning_trace"}})
@@ -316,10 +321,11 @@ def run_batch(app, # a compiled graph
               key:str="", # the run's key, from `run_key`
               callbacks:Sequence=(), # more callback handlers for every run
               on_record:Optional[Callable[[dict], None]]=None, # called with each record once written
+              durability:str="async", # when steps are saved, see `run_graph`
              ) -> list[dict]:
     "Answer `tasks` on `concurrency` threads, writing each record the moment it is final."
     def work(task):
-        record, finished = run_task(app, task, key, timeout, callbacks)
+        record, finished = run_task(app, task, key, timeout, callbacks, durability)
         if writer.write(record) and finished: forget(app, record["thread_id"])
         return record
     pool = ThreadPoolExecutor(max(1, concurrency), thread_name_prefix="gaia-task")

@@ -41,13 +41,16 @@ def test_kill_9_and_resume(tmp_path):
     records = [json.loads(l) for l in out.read_text().splitlines()]
     counts = Counter(r["task_id"] for r in records)
     resumed = [r["task_id"] for r in records if r["resume"] == "unfinished"]
+    calls_after_resume = {r["task_id"]: r["llm_calls"] for r in records if r["resume"] == "unfinished"}
     print(f"\nkilled with -9 at {at_kills[0]} and {at_kills[1]} answers written, then appended a torn line; "
           f"the resumed run said: {' | '.join(done.stderr.strip().splitlines())}")
     print(f"records: {len(records)} for {N_TASKS} tasks, most records for one task: {max(counts.values())}; "
-          f"continued from their last completed step: {sorted(resumed)}")
+          f"continued from their last completed step: {sorted(resumed)}; LLM calls each made after the resume "
+          f"(a full run makes 7): {calls_after_resume}")
     assert sorted(counts) == ids and set(counts.values()) == {1}
     assert all(r["status"] == "ok" and r["model_answer"] == "42" for r in records)
     assert resumed, "the questions in flight at the kill should continue from their checkpoints"
+    assert min(calls_after_resume.values()) < 7, "a resumed question should reuse the calls its checkpoints saved"
 
 
 def test_ctrl_c_finishes_in_flight_then_resume(tmp_path):
