@@ -14,9 +14,9 @@ from ..utils import call_timeout, load_prompt_from_file, prompts_dir, time_left
 __all__ = ['log', 'RESEARCH_SCHEMA', 'ANALYSIS_SCHEMA', 'SYNTHESIS_SCHEMA', 'CRITERIA', 'EVALUATOR_SCHEMA', 'WORKERS',
            'DEFAULT_WORKERS', 'PLAN_SCHEMA', 'COMBINE_SCHEMA', 'SEARCH_ORDER', 'WORKER_SCHEMA', 'ANSWER_SCHEMA',
            'rag_prompt', 'request', 'read_sections', 'passages', 'as_context', 'cited', 'ajson', 'score', 'search',
-           'search_with_fallback', 'dedupe', 'history_lines', 'ResearchAgent', 'condense', 'AnalysisAgent',
-           'keep_citations', 'SynthesisAgent', 'heuristic_scores', 'EvaluatorAgent', 'worker_key', 'SupervisorAgent',
-           'Worker', 'StructuredRag', 'AgenticRag']
+           'search_with_fallback', 'dedupe', 'history_lines', 'ResearchAgent', 'standalone_question', 'condense',
+           'AnalysisAgent', 'keep_citations', 'SynthesisAgent', 'heuristic_scores', 'EvaluatorAgent', 'worker_key',
+           'SupervisorAgent', 'Worker', 'StructuredRag', 'AgenticRag']
 
 # %% ../../nbs/25_rag_agents.ipynb #80edd811
 log = logging.getLogger(__name__)
@@ -87,7 +87,9 @@ async def ajson(llm, # the agent's chat model
     if t <= 0: raise TimeoutError(f"{component}: no time left for an LLM call")
     try: reply = await asyncio.wait_for(llm.ainvoke(messages), t)
     except asyncio.TimeoutError: raise TimeoutError(f"{component}: the LLM call took longer than {t:.1f}s") from None
-    return await asyncio.to_thread(validate_or_repair, reply.content, schema, component, llm)
+    check = asyncio.to_thread(validate_or_repair, reply.content, schema, component, llm)  # a repair call, if any, is bounded too
+    try: return await asyncio.wait_for(check, max(call_timeout(limit), 0.05))
+    except asyncio.TimeoutError: raise TimeoutError(f"{component}: the repair call took longer than the time left") from None
 
 def score(v:Any, # a number, or text holding one
           default:float=0.0) -> float:
@@ -138,8 +140,8 @@ def dedupe(ps:Sequence[dict]) -> list[dict]:
 
 def history_lines(history:Sequence[dict], # earlier turns
                   n:int=3) -> list[str]:
-    "The last `n` turns as `Q:`/`A:` lines."
-    return [line for t in history[-n:] for line in (f"Q: {t.get('question', '')[:500]}", f"A: {t.get('answer', '')[:500]}")]
+    "The last `n` turns as `Q:`/`A:` lines; a question that was rewritten shows its standalone form."
+    return [line for t in history[-n:] for line in (f"Q: {(t.get('standalone') or t.get('question', ''))[:500]}", f"A: {t.get('answer', '')[:500]}")]
 
 # %% ../../nbs/25_rag_agents.ipynb #8980462b
 def ResearchAgent(llm, # the research agent's model
@@ -175,7 +177,19 @@ def ResearchAgent(llm, # the research agent's model
                 "metadata": {"tools_used": used, "retrieval_time": round(time.monotonic() - t0, 3), "warnings": warnings, "errors": errors}}
     return research
 
-# %% ../../nbs/25_rag_agents.ipynb #95d7ea15
+# %% ../../nbs/25_rag_agents.ipynb #786f8f2d
+async def standalone_question(llm, # the research agent's model
+                              inp:dict, # the state: question, history
+                              prompt:Optional[str]=None, limit:float=60) -> str:
+    "The question rewritten to stand alone using the earlier turns; the question itself when there are none or the call fails."
+    q, history = inp["question"], inp.get("history") or []
+    if not history: return q
+    msg = request(question=q, earlier_turns=history_lines(history))
+    try: return (await ajson(llm, [SystemMessage(prompt or rag_prompt("research")), HumanMessage(msg)], RESEARCH_SCHEMA, "research", limit))["standalone_question"] or q
+    except Exception as e:
+        log.warning("could not rewrite the follow-up %r (%s); using it as it is", q, e); return q
+
+# %% ../../nbs/25_rag_agents.ipynb #1f91b1db
 ANALYSIS_SCHEMA = {"analyzed_info": str, "key_points": list[str], "relationships": list[str]}
 
 async def condense(text:str, # the long context
@@ -210,7 +224,7 @@ def AnalysisAgent(llm, # the analysis agent's model
                                     "was_summarized": summarized}}
     return analysis
 
-# %% ../../nbs/25_rag_agents.ipynb #814f9e58
+# %% ../../nbs/25_rag_agents.ipynb #5221ec7a
 SYNTHESIS_SCHEMA = {"final_answer": str, "confidence": float, "citations": list[str]}
 
 def keep_citations(answer:str, claimed:Sequence[str], context:Sequence[str]) -> list[str]:
@@ -235,7 +249,7 @@ def SynthesisAgent(llm, # the synthesis agent's model
                 "metadata": {"synthesis_time": round(time.monotonic() - t0, 3), "answer_length": len(answer)}}
     return synthesis
 
-# %% ../../nbs/25_rag_agents.ipynb #614d4a05
+# %% ../../nbs/25_rag_agents.ipynb #8c11b769
 CRITERIA = ("relevance", "completeness", "clarity", "usefulness")
 EVALUATOR_SCHEMA = {"scores": dict, "selected_agent": str, "reasoning": str}
 
@@ -253,7 +267,7 @@ def _criteria(raw:Any) -> dict[str, float]:
     if not isinstance(raw, dict): return {c: score(raw) for c in CRITERIA}
     return {c: score(raw.get(c, raw.get(c.capitalize()))) for c in CRITERIA}
 
-# %% ../../nbs/25_rag_agents.ipynb #f1249b04
+# %% ../../nbs/25_rag_agents.ipynb #83354a8c
 def EvaluatorAgent(llm, # the evaluator's model
                    prompt:Optional[str]=None, # system prompt; prompts/rag/evaluator.txt if None
                    limit:float=60, # seconds per LLM call
@@ -277,7 +291,7 @@ def EvaluatorAgent(llm, # the evaluator's model
                 "metadata": {"evaluation_time": round(time.monotonic() - t0, 3), "criteria_used": list(CRITERIA), "criteria_scores": per}}
     return evaluator
 
-# %% ../../nbs/25_rag_agents.ipynb #f992f585
+# %% ../../nbs/25_rag_agents.ipynb #788f6c28
 WORKERS = {"retrieval_worker": "RetrievalWorker", "analysis_worker": "AnalysisWorker", "code_worker": "CodeWorker",
            "comparison_worker": "ComparisonWorker", "explanation_worker": "ExplanationWorker"}
 DEFAULT_WORKERS = ("retrieval_worker", "analysis_worker", "explanation_worker")
@@ -289,7 +303,7 @@ def worker_key(name:str) -> Optional[str]:
     flat = re.sub(r"[^a-z]", "", name.lower())
     return next((k for k in WORKERS if flat in (k.replace("_", ""), WORKERS[k].lower())), None)
 
-# %% ../../nbs/25_rag_agents.ipynb #e840acd3
+# %% ../../nbs/25_rag_agents.ipynb #939d7358
 def SupervisorAgent(llm, # the supervisor's model
                     prompt:Optional[str]=None, # planning prompt; prompts/rag/supervisor.txt if None
                     combine_prompt:Optional[str]=None, # combining prompt; prompts/rag/combine.txt if None
@@ -319,7 +333,7 @@ def SupervisorAgent(llm, # the supervisor's model
                 "citations": keep_citations(out["final_answer"], out["citations"], ctx)}
     return plan, combine
 
-# %% ../../nbs/25_rag_agents.ipynb #1ad0d5b0
+# %% ../../nbs/25_rag_agents.ipynb #677260d9
 SEARCH_ORDER = ("hybrid_search_tool", "retrieve_tool", "keyword_search_tool")
 WORKER_SCHEMA = {"result": str, "citations": list[str]}
 
@@ -341,7 +355,7 @@ def Worker(name:str, # a key of `WORKERS`
         return {"result": out["result"], "citations": keep_citations(out["result"], out["citations"], ctx), "context": ctx}
     return work
 
-# %% ../../nbs/25_rag_agents.ipynb #474d13c1
+# %% ../../nbs/25_rag_agents.ipynb #cd821225
 ANSWER_SCHEMA = {"answer": str, "citations": list[str]}
 
 def StructuredRag(llm, tools:Sequence, prompt:Optional[str]=None, k:int=5, limit:float=60) -> Callable:
@@ -356,7 +370,7 @@ def StructuredRag(llm, tools:Sequence, prompt:Optional[str]=None, k:int=5, limit
         return {"answer": out["answer"].strip(), "citations": keep_citations(out["answer"], out["citations"], ctx), "context": ctx}
     return structured
 
-# %% ../../nbs/25_rag_agents.ipynb #c1934d43
+# %% ../../nbs/25_rag_agents.ipynb #22c99a8e
 def AgenticRag(llm, tools:Sequence, prompt:Optional[str]=None, max_steps:int=8) -> Callable:
     "An async branch: a ReAct agent that picks its own searches; its answer cites what it read."
     from langchain.agents import create_agent

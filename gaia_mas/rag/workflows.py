@@ -12,7 +12,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 from .agents import (CRITERIA, DEFAULT_WORKERS, WORKERS, AgenticRag, AnalysisAgent, EvaluatorAgent, ResearchAgent,
                                  StructuredRag, SupervisorAgent, SynthesisAgent, Worker, ajson, cited, heuristic_scores, passages,
-                                 rag_prompt, read_sections, request)
+                                 rag_prompt, read_sections, request, standalone_question)
 from .state import Limits, MultiAgentState, create_initial_state
 from ..testing import ScriptedChatModel
 from fastcore.basics import patch
@@ -22,10 +22,10 @@ from ..utils import call_timeout, deadline_scope, run_sync, time_left
 __all__ = ['log', 'PATTERNS', 'BRANCHES', 'CRITICAL_PATH_CALLS', 'SELECTOR_SCHEMA', 'AGENT_ROLES', 'stand_in_tools',
            'example_tools', 'rule_based_pattern', 'scripted_rag_llm', 'research_node', 'analysis_node',
            'synthesis_node', 'with_sources', 'finish', 'after_research', 'sequential_workflow', 'mermaid',
-           'branch_node', 'research_branch', 'evaluator_node', 'route_to_parallel_agents', 'parallel_workflow',
-           'supervisor_node', 'route_to_workers', 'worker_node', 'combine_node', 'supervisor_workflow',
-           'build_workflow', 'aselect_pattern', 'select_pattern', 'make_response', 'RagSystem', 'FailingRagModel',
-           'failing', 'rag_llms', 'make_rag_system', 'kb_url', 'print_answer', 'cmd_ask']
+           'branch_node', 'research_branch', 'evaluator_node', 'rewrite_node', 'route_to_parallel_agents',
+           'parallel_workflow', 'supervisor_node', 'route_to_workers', 'worker_node', 'combine_node',
+           'supervisor_workflow', 'build_workflow', 'aselect_pattern', 'select_pattern', 'make_response', 'RagSystem',
+           'FailingRagModel', 'failing', 'rag_llms', 'make_rag_system', 'kb_url', 'print_answer', 'cmd_ask']
 
 # %% ../../nbs/26_rag_workflows.ipynb #1d5c119e
 log = logging.getLogger(__name__)
@@ -258,7 +258,8 @@ def with_sources(answer:str, citations:Sequence[str]) -> str:
 def finish(state:MultiAgentState) -> dict:
     "The last node of every workflow: sources, the turn in the history, the time taken."
     answer = with_sources(state.get("final_answer") or "", state.get("citations") or [])
-    turn = {"question": state["question"], "answer": answer or (state.get("error") or ""), "pattern": state.get("pattern"),
+    turn = {"question": state["question"], "standalone": state.get("standalone_question") or state["question"],
+            "answer": answer or (state.get("error") or ""), "pattern": state.get("pattern"),
             "citations": state.get("citations") or [], "at": time.time()}
     return {"final_answer": answer, "history": [*(state.get("history") or []), turn], "iteration_count": (state.get("iteration_count") or 0) + 1,
             "execution_time": round(time.time() - (state.get("started_at") or time.time()), 3)}
@@ -340,6 +341,13 @@ def evaluator_node(agent:Callable) -> Callable:
                              "criteria_scores": out["metadata"]["criteria_scores"], "timings": {"evaluator": out["metadata"]["evaluation_time"]}}}
     return evaluator
 
+def rewrite_node(llm, limit:float=60) -> Callable:
+    "The parallel workflow's entry: a follow-up made standalone for the branches (no call without earlier turns)."
+    async def parallel_branch(state:MultiAgentState) -> dict:
+        t0 = time.monotonic(); sq = await standalone_question(llm, _inp(state), limit=limit)
+        return {"standalone_question": sq, "metadata": {"timings": {"parallel_branch": round(time.monotonic() - t0, 3)}}}
+    return parallel_branch
+
 def route_to_parallel_agents(state:MultiAgentState) -> list[str]:
     "Every branch, at once."
     return list(BRANCHES)
@@ -353,7 +361,7 @@ def parallel_workflow(llm, tools:Sequence, checkpointer:Any=None, limits:Optiona
             "research_agent": research_branch(ResearchAgent(_model(llm, "research"), tools, limit=lim.llm_call),
                                               SynthesisAgent(_model(llm, "synthesis"), limit=lim.llm_call))}
     g = StateGraph(MultiAgentState)
-    g.add_node("parallel_branch", lambda state: {"iteration_count": state.get("iteration_count") or 0})
+    g.add_node("parallel_branch", rewrite_node(_model(llm, "research"), lim.llm_call))
     for name in BRANCHES: g.add_node(name, branch_node(name, runs[name], lim.branch))
     g.add_node("evaluator", evaluator_node(EvaluatorAgent(_model(llm, "evaluator"), limit=lim.llm_call)))
     g.add_node("finish", finish)
@@ -362,26 +370,31 @@ def parallel_workflow(llm, tools:Sequence, checkpointer:Any=None, limits:Optiona
     g.add_edge(list(BRANCHES), "evaluator"); g.add_edge("evaluator", "finish"); g.add_edge("finish", END)
     return g.compile(checkpointer=checkpointer, name="parallel_workflow")
 
-# %% ../../nbs/26_rag_workflows.ipynb #415cc562
-def supervisor_node(plan:Callable) -> Callable:
-    "The supervisor's planning step; the default workers when it fails."
+# %% ../../nbs/26_rag_workflows.ipynb #3935db5c
+def supervisor_node(plan:Callable, rewriter=None, limit:float=60) -> Callable:
+    "The supervisor's planning step (after making a follow-up standalone with `rewriter`); the default workers when it fails."
     async def supervisor(state:MultiAgentState) -> dict:
         t0 = time.monotonic()
+        if rewriter is not None and state.get("history"):
+            state = {**state, "standalone_question": await standalone_question(rewriter, _inp(state), limit=limit)}
+        sq = {"standalone_question": state.get("standalone_question")}
         try: out = await plan(_inp(state))
         except Exception as e:
             ws = list(DEFAULT_WORKERS)
-            return {"supervisor_plan": f"Default plan (the supervisor failed): {', '.join(WORKERS[w] for w in ws)}.", "workers_used": ws,
+            return {**sq, "supervisor_plan": f"Default plan (the supervisor failed): {', '.join(WORKERS[w] for w in ws)}.", "workers_used": ws,
                     "worker_results": None, "metadata": {**_failed("supervisor", e, "the default workers run"), "planning_time": round(time.monotonic() - t0, 3),
-                                                         "tasks": {w: state["question"] for w in ws}, "timings": {"supervisor": round(time.monotonic() - t0, 3)}}}
-        t = out["metadata"]["planning_time"]
-        return {"supervisor_plan": out["supervisor_plan"], "workers_used": out["workers_used"], "worker_results": None,
+                                                         "tasks": {w: state.get("standalone_question") or state["question"] for w in ws},
+                                                         "timings": {"supervisor": round(time.monotonic() - t0, 3)}}}
+        t = round(time.monotonic() - t0, 3)
+        return {**sq, "supervisor_plan": out["supervisor_plan"], "workers_used": out["workers_used"], "worker_results": None,
                 "metadata": {"planning_time": t, "tasks": out["tasks"], "timings": {"supervisor": t}}}
     return supervisor
 
 def route_to_workers(state:MultiAgentState) -> list[Send]:
     "One `Send` per chosen worker, carrying its task."
     tasks = (state.get("metadata") or {}).get("tasks") or {}
-    return [Send(w, {**state, "task": tasks.get(w, state["question"])}) for w in state.get("workers_used") or DEFAULT_WORKERS]
+    q = state.get("standalone_question") or state["question"]
+    return [Send(w, {**state, "task": tasks.get(w, q)}) for w in state.get("workers_used") or DEFAULT_WORKERS]
 
 def worker_node(name:str, work:Callable) -> Callable:
     "A worker step: its result, or its error, under its name in `worker_results`."
@@ -420,7 +433,7 @@ def supervisor_workflow(llm, tools:Sequence, checkpointer:Any=None, limits:Optio
     lim = limits or Limits()
     plan, combine = SupervisorAgent(_model(llm, "supervisor"), limit=lim.llm_call)
     g = StateGraph(MultiAgentState)
-    g.add_node("supervisor", supervisor_node(plan))
+    g.add_node("supervisor", supervisor_node(plan, _model(llm, "research"), lim.llm_call))
     for w in WORKERS: g.add_node(w, worker_node(w, Worker(w, _model(llm, "workers"), tools, limit=lim.llm_call)))
     g.add_node("combine", combine_node(combine)); g.add_node("finish", finish)
     g.add_edge(START, "supervisor")
@@ -613,19 +626,16 @@ def make_rag_system(args:Any=None, # an argparse Namespace with the model option
     opts = {**(vars(args) if args is not None else {}), **kw}
     llm = rag_llms(opts)
     if tools is None:
-        from gaia_mas.rag.kb import open_kb
+        from gaia_mas.rag.kb import default_embeddings, open_kb
         from gaia_mas.rag.tools import make_rag_tools
-        tools = make_rag_tools(open_kb(kb_url(opts)), llm=_model(llm, "analysis"))
+        emb = default_embeddings(opts["embeddings"]) if opts.get("embeddings") else None
+        tools = make_rag_tools(open_kb(kb_url(opts), emb, create=False), llm=_model(llm, "analysis"))
     return RagSystem(llm, tools, checkpointer, limits or Limits())
 
 def kb_url(opts:dict) -> str:
-    "The knowledge base URL: `kb`, else $GAIA_MAS_KB, else the cache folder's kb.sqlite."
-    import os
-    from pathlib import Path
-    if opts.get("kb"): return opts["kb"]
-    if os.environ.get("GAIA_MAS_KB"): return os.environ["GAIA_MAS_KB"]
-    cache = os.environ.get("GAIA_MAS_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home()/".cache")/"gaia_mas"
-    return f"sqlite:///{Path(cache)/'kb.sqlite'}"
+    "The knowledge base URL: `kb`, else the CLI's default ($GAIA_MAS_KB, else the cache folder's kb.sqlite)."
+    from gaia_mas.rag.cli import default_kb_url
+    return opts.get("kb") or default_kb_url()
 
 # %% ../../nbs/26_rag_workflows.ipynb #a80928fc
 def _sessions_path(opts:dict) -> Optional[str]:

@@ -83,6 +83,10 @@ def test_session_carries_over_across_turns_and_patterns(tools):
     assert [t["pattern"] for t in state["history"]] == ["parallel", "sequential"]
     assert r["metadata"]["standalone_question"] == state["standalone_question"]
     assert any("Half-open" in c for c in state["research_context"]), "the rewritten question found the passage on recovery"
+    for pattern in ("parallel", "supervisor"):
+        r = rag.ask("Can you show code for it?", "chat", pattern)
+        assert "circuit breaker" in r["metadata"]["standalone_question"].lower(), (pattern, r["metadata"])
+        assert "circuit" in r["answer"].lower()
     # another session starts from nothing
     rag.ask("And how does it recover after opening?", "other", "sequential")
     other = rag.graphs["sequential"].get_state(rag.config("other", "sequential")).values
