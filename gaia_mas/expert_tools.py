@@ -4,15 +4,15 @@
 
 # %% ../nbs/06_expert_tools.ipynb #15622d3a
 from __future__ import annotations
-import ast, contextlib, contextvars, functools, json, logging, math, operator, os, re, select, shutil, signal, subprocess, sys, tempfile, threading
+import ast, contextlib, contextvars, functools, json, logging, math, operator, os, pathlib, re, secrets, selectors, shutil, signal, subprocess, sys, tempfile, threading, time
 from typing import Callable, Iterable, Optional
 from fastcore.basics import patch
 from langchain_core.tools import BaseTool, tool
-from .utils import truncate_text
+from .utils import call_timeout, truncate_text
 
 # %% auto #0
-__all__ = ['log', 'doc_tool', 'tool_budget', 'ToolSet', 'unit_registry', 'unit_converter', 'calculator', 'run_python',
-           'PythonSession', 'python_session', 'python_repl_tool', 'get_expert_tools']
+__all__ = ['log', 'doc_tool', 'tool_budget', 'ToolSet', 'unit_registry', 'unit_converter', 'calculator', 'SandboxError',
+           'sandbox_mode', 'PythonSession', 'run_python', 'python_session', 'python_repl_tool', 'get_expert_tools']
 
 # %% ../nbs/06_expert_tools.ipynb #6738dba8
 log = logging.getLogger(__name__)
@@ -61,6 +61,22 @@ def unit_registry():
     return pint.UnitRegistry(autoconvert_offset_to_baseunit=True)
 
 _QTY = re.compile(r"^\s*([-+]?(?:\d[\d,_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(.*)$")
+_MAX_QTY, _MAX_UNIT = 200, 100
+_EXPONENT = re.compile(r"\s*[-+]?\d{1,3}(?:\.\d{1,3})?(?![\d.])(?!\s*(?:\*\*|\^))")  # a small number, not raised again
+
+def _bad_power(text:str) -> bool:
+    "Whether `text` raises anything but a unit name to a small plain number (pint would compute `9**9**9` exactly, for ever)."
+    for m in re.finditer(r"\*\*|\^", text):
+        before = text[:m.start()].rstrip()
+        if not before or not (before[-1].isalpha() or before[-1] == "_") or not _EXPONENT.match(text, m.end()): return True
+    return False
+
+def _check_unit_text(text:str, what:str, limit:int):
+    "Refuse text pint should not parse: empty, too long, or with a power of anything but a unit name."
+    if not isinstance(text, str) or not text.strip(): raise ValueError(f"The {what} is empty; give e.g. '10 meters'.")
+    if len(text) > limit: raise ValueError(f"The {what} is {len(text):,} characters long; at most {limit} are accepted.")
+    if _bad_power(text):
+        raise ValueError(f"Powers in the {what} must raise a unit name to a plain number of at most 3 digits, as in 'm**2/s**2' or 's^-1'.")
 
 def _quantity(text:str):
     "A pint quantity from text such as '32 degF' or '10 meters'."
@@ -73,8 +89,14 @@ def unit_converter(quantity:str, # a value with its unit, e.g. '10 meters', '5 k
                    to_unit:str, # the unit to convert to, e.g. 'ft', 'lbs', 'celsius'
                   ) -> str:
     "Convert a quantity to another unit, e.g. quantity='32 degF', to_unit='degC'."
-    log.info("Unit converter converting %s to %s", quantity, to_unit)
-    result = _quantity(quantity).to(to_unit)
+    log.info("Unit converter converting %s to %s", quantity[:80], to_unit[:80])
+    _check_unit_text(quantity, "quantity", _MAX_QTY); _check_unit_text(to_unit, "target unit", _MAX_UNIT)
+    import pint
+    try: result = _quantity(quantity).to(to_unit)
+    except pint.DimensionalityError as e: raise ValueError(f"Cannot convert {quantity!r} to {to_unit!r}: {e}") from None
+    except pint.UndefinedUnitError as e: raise ValueError(f"Unknown unit: {e}. Check its spelling, e.g. 'meter', 'ft', 'degC'.") from None
+    except Exception as e:  # pint's parser raises many kinds of error on odd text
+        raise ValueError(f"Cannot read {quantity!r} / {to_unit!r} as a quantity and a unit: {type(e).__name__}: {e}"[:300]) from None
     return f"{round(result.magnitude, 12) + 0.0:.10g} {result.units:~P}".strip()
 
 # %% ../nbs/06_expert_tools.ipynb #67b2e602
@@ -83,78 +105,124 @@ _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
 _UNOPS = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 _CMPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
          ast.Eq: operator.eq, ast.NotEq: operator.ne}
+_SEQ_FUNCS = {"min": min, "max": max, "sum": sum, "fsum": math.fsum, "prod": math.prod}
 _FUNCS = {k: v for k, v in vars(math).items() if callable(v) and not k.startswith("_")} | \
-         {"abs": abs, "round": round, "min": min, "max": max, "sum": sum}
+         {"abs": abs, "round": round} | _SEQ_FUNCS
 _CONSTS = {k: v for k, v in vars(math).items() if isinstance(v, float)}
-_MAX_BITS = 100_000
+_BIG_ARG = {"factorial": 5_000, "comb": 20_000, "perm": 20_000}  # largest argument of the functions whose results explode
+_MAX_BITS, _MAX_CHARS, _MAX_NODES, _MAX_DEPTH, _MAX_SHOWN = 100_000, 1_000, 400, 40, 1_000
 
-def _pow(a, b):
-    "`a ** b`, refused when the result would be astronomically large."
-    if isinstance(b, (int, float)) and abs(b) > 1 and abs(a) > 1 and abs(b) * math.log2(abs(a)) > _MAX_BITS:
-        raise ValueError("result too large")
-    return operator.pow(a, b)
+def _check_tree(tree:ast.AST):
+    "Refuse, before anything is computed, a tree that is too big or too deep, or that builds a list anywhere but as the argument of `min`, `max`, `sum`, `fsum` or `prod`."
+    todo, seen = [(tree, 0, False)], 0
+    while todo:
+        node, depth, list_ok = todo.pop()
+        seen += 1
+        if seen > _MAX_NODES: raise ValueError(f"the expression has more than {_MAX_NODES} parts; split it into smaller steps")
+        if depth > _MAX_DEPTH: raise ValueError(f"the expression is nested more than {_MAX_DEPTH} levels deep")
+        if isinstance(node, (ast.List, ast.Tuple)) and not list_ok:
+            raise ValueError("a list is only allowed as the argument of min, max, sum, fsum or prod: the calculator computes numbers, not sequences")
+        seq_call = isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _SEQ_FUNCS
+        todo += [(c, depth + 1, seq_call and any(c is a for a in node.args)) for c in ast.iter_child_nodes(node)]
 
-def _call(name, args):
-    "Call an allowed function, bounding the ones that can run for ever."
-    if name in ("factorial", "comb", "perm") and any(isinstance(a, (int, float)) and a > 5000 for a in args):
-        raise ValueError(f"{name} argument too large")
+# %% ../nbs/06_expert_tools.ipynb #71108d23
+def _num(x):
+    "`x` when it is a real number of bounded size, to be used as an operand; refuse anything else."
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise ValueError(f"the calculator computes real numbers, not {type(x).__name__} values")
+    if isinstance(x, int) and x.bit_length() > _MAX_BITS: raise ValueError(f"an integer above {_MAX_BITS:,} bits is too large")
+    return x
+
+def _bits(x) -> int: return x.bit_length() if isinstance(x, int) else 0
+
+def _binop(op:ast.operator, a, b):
+    "`a op b`, refused before it is computed when the result would be too large."
+    a, b = _num(a), _num(b)
+    if isinstance(op, ast.Pow) and isinstance(a, int) and isinstance(b, int) and b > 1 and abs(a) > 1 \
+       and b * math.log2(abs(a)) > _MAX_BITS: raise ValueError(f"{a} ** {b} is too large")
+    if isinstance(op, ast.Mult) and _bits(a) + _bits(b) > _MAX_BITS + 1: raise ValueError("the product is too large")
+    return _num(_BINOPS[type(op)](a, b))
+
+def _call(name:str, args:list):
+    "Call an allowed function, refusing the arguments that would make it run for ever."
+    if name in _BIG_ARG and any(abs(_num(a)) > _BIG_ARG[name] for a in args):
+        raise ValueError(f"{name} arguments above {_BIG_ARG[name]:,} are too large")
+    if name == "round" and len(args) > 1 and abs(_num(args[1])) > 400: raise ValueError("round to at most 400 digits")
+    flat = [x for a in args for x in (a if isinstance(a, list) else [a])]
+    for x in flat: _num(x)
+    if name in ("prod", "lcm") and sum(map(_bits, flat)) > _MAX_BITS: raise ValueError(f"the result of {name} is too large")
     return _FUNCS[name](*args)
 
 # %% ../nbs/06_expert_tools.ipynb #ffc38503
 def _eval(node):
-    "Evaluate an allowed expression node; raise `ValueError` on anything else."
+    "Evaluate a node of an expression that `_check_tree` accepted; raise `ValueError` on anything not allowed."
     match node:
         case ast.Expression(body=b): return _eval(b)
-        case ast.Constant(value=v) if isinstance(v, (int, float)) and not isinstance(v, bool): return v
-        case ast.BinOp(left=l, op=op, right=r) if type(op) in _BINOPS:
-            a, b = _eval(l), _eval(r)
-            return _pow(a, b) if isinstance(op, ast.Pow) else _BINOPS[type(op)](a, b)
-        case ast.UnaryOp(op=op, operand=o) if type(op) in _UNOPS: return _UNOPS[type(op)](_eval(o))
-        case ast.Compare(left=l, ops=[op], comparators=[r]) if type(op) in _CMPS: return _CMPS[type(op)](_eval(l), _eval(r))
+        case ast.Constant(value=v) if isinstance(v, (int, float)) and not isinstance(v, bool): return _num(v)
+        case ast.BinOp(left=l, op=op, right=r) if type(op) in _BINOPS: return _binop(op, _eval(l), _eval(r))
+        case ast.UnaryOp(op=op, operand=o) if type(op) in _UNOPS: return _UNOPS[type(op)](_num(_eval(o)))
+        case ast.Compare(left=l, ops=[op], comparators=[r]) if type(op) in _CMPS:
+            return _CMPS[type(op)](_num(_eval(l)), _num(_eval(r)))
         case ast.Name(id=n) if n in _CONSTS: return _CONSTS[n]
         case ast.Call(func=ast.Name(id=n), args=args, keywords=[]) if n in _FUNCS: return _call(n, [_eval(a) for a in args])
         case ast.List(elts=e) | ast.Tuple(elts=e): return [_eval(x) for x in e]
     raise ValueError(f"not allowed in a calculator expression: {ast.dump(node)[:60]}")
 
+def _show(x) -> str:
+    "The result as text: integers too long to print in full in scientific notation, everything cut to a few hundred characters."
+    if isinstance(x, int) and not isinstance(x, bool) and x.bit_length() > 13_000:  # Python prints at most 4,300 digits
+        e = int(math.log10(abs(x))); m = abs(x) // 10 ** max(e - 15, 0)
+        return f"{'-' if x < 0 else ''}{str(m)[0]}.{str(m)[1:16]}e+{e} (an integer of about {e + 1:,} digits)"
+    s = str(x)
+    return s if len(s) <= _MAX_SHOWN else s[:_MAX_SHOWN] + f"... [cut: {len(s):,} characters]"
+
 @doc_tool
 def calculator(expression:str, # an arithmetic expression, e.g. '2 * (3 + 4) / sqrt(16)'
               ) -> str:
     "Evaluate an arithmetic expression: numbers, + - * / // % **, comparisons, and math functions and constants."
-    log.info("Calculator evaluating %s", expression)
+    log.info("Calculator evaluating %s", expression[:200])
+    if len(expression) > _MAX_CHARS:
+        raise ValueError(f"The expression is {len(expression):,} characters long; the calculator takes at most {_MAX_CHARS:,}.")
     try: tree = ast.parse(expression.strip(), mode="eval")
-    except SyntaxError as e: raise ValueError(f"Cannot parse {expression!r}: {e.msg}") from None
-    result = _eval(tree)
-    if isinstance(result, int) and result.bit_length() > _MAX_BITS: raise ValueError("result too large")
-    return str(result)
-
-# %% ../nbs/06_expert_tools.ipynb #f3b54ddd
-def _limit_memory(mb:int):
-    "A pre-exec hook that caps the child's address space at `mb` megabytes."
-    def hook():
-        import resource
-        resource.setrlimit(resource.RLIMIT_AS, (mb * 2**20, mb * 2**20))
-    return hook
-
-def run_python(code:str, # the program
-               timeout:float=30, # seconds before the child is killed
-               memory_mb:int=1024, # address-space cap of the child
-              ) -> str:
-    "Run `code` in a child Python process and report its output, or why it stopped."
-    with tempfile.TemporaryDirectory(prefix="gaia_repl_") as cwd:
-        try: p = subprocess.run([sys.executable, "-I", "-c", code], cwd=cwd, capture_output=True, text=True,
-                                timeout=timeout, preexec_fn=_limit_memory(memory_mb), stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired: return f"Error: the code ran longer than {timeout:g} s and was stopped."
-    out = p.stdout + (f"\n[stderr]\n{p.stderr}" if p.stderr else "")
-    if p.returncode and "MemoryError" in p.stderr: out += f"\nError: the code exceeded the {memory_mb} MB memory limit."
-    elif p.returncode < 0: out += f"\nError: the process was killed by signal {-p.returncode}."
-    return out.strip() or "(no output; use print() to see values)"
+    except (SyntaxError, MemoryError, RecursionError) as e:
+        raise ValueError(f"Cannot parse {expression[:80]!r}: {getattr(e, 'msg', type(e).__name__)}") from None
+    try: _check_tree(tree); return _show(_eval(tree))
+    except (ArithmeticError, ValueError, TypeError, RecursionError) as e:
+        raise ValueError(f"Cannot compute {expression[:80]!r}: {e}") from None
 
 # %% ../nbs/06_expert_tools.ipynb #b7db9e1f
 _WORKER = r"""
-import ast, contextlib, io, json, os, sys, traceback
-replies = os.fdopen(int(sys.argv[1]), "w")
-requests = os.fdopen(os.dup(0))
-sys.stdin = open(os.devnull); os.dup2(sys.stdin.fileno(), 0)
+import ast, contextlib, io, json, os, resource, sys, traceback
+REQ, REP = os.dup(0), int(sys.argv[1])
+os.set_inheritable(REP, False)
+os.dup2(os.open(os.devnull, os.O_RDONLY), 0); sys.stdin = open(os.devnull)
+def read(n):
+    buf = b""
+    while len(buf) < n:
+        chunk = os.read(REQ, n - len(buf))
+        if not chunk: os._exit(0)
+        buf += chunk
+    return buf
+def receive(): return json.loads(read(int.from_bytes(read(8), "big")))
+config = receive()
+NONCE = config.pop("nonce").encode()
+def send(obj):
+    data = json.dumps(obj).encode()
+    data = NONCE + len(data).to_bytes(8, "big") + data
+    while data: data = data[os.write(REP, data):]
+def forget_channel():
+    for fd in (REQ, REP):
+        with contextlib.suppress(OSError): os.close(fd)
+os.register_at_fork(after_in_child=forget_channel)
+if config.get("subreaper"):
+    import ctypes; ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)
+if config.get("uid") is not None:
+    os.setgroups([]); os.setgid(config["uid"]); os.setuid(config["uid"])
+for name, value in config["limits"].items():
+    kind = getattr(resource, name)
+    value = min(value, resource.getrlimit(kind)[1]) if resource.getrlimit(kind)[1] >= 0 else value
+    resource.setrlimit(kind, (value, value))
+del config
 ns = {"__name__": "__main__"}
 def run(code):
     tree = ast.parse(code, "<cell>")
@@ -163,15 +231,16 @@ def run(code):
     if last is not None:
         value = eval(compile(ast.Expression(last.value), "<cell>", "eval"), ns)
         if value is not None: print(repr(value))
-for line in requests:
-    out = io.StringIO()
+send({"ready": True})
+while True:
+    code, out = receive(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        try: run(json.loads(line))
+        try: run(code)
         except BaseException as e:
             tb = e.__traceback__
             while tb is not None and tb.tb_frame.f_code.co_filename != "<cell>": tb = tb.tb_next
             traceback.print_exception(type(e), e, tb)
-    replies.write(json.dumps(out.getvalue()[:1_000_000]) + "\n"); replies.flush()
+    send(out.getvalue()[:1_000_000])
 """
 
 def _report(out:str, memory_mb:int) -> str:
@@ -179,53 +248,296 @@ def _report(out:str, memory_mb:int) -> str:
     if "MemoryError" in out: out += f"\nError: the code exceeded the {memory_mb} MB memory limit."
     return out.strip() or "(no output; use print() to see values)"
 
+# %% ../nbs/06_expert_tools.ipynb #488b0cd5
+_SAFE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
+             "PYTHONIOENCODING": "utf-8", "MPLBACKEND": "Agg", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+             "MKL_NUM_THREADS": "1", "TMPDIR": "/tmp"}
+
+def _sandbox_env(home:str, marker:str) -> dict:
+    "The whole environment of the worker: a few harmless settings, never a variable of the runner (API keys...)."
+    return _SAFE_ENV | {"HOME": home, "GAIA_MAS_SANDBOX_SESSION": marker}
+
+_ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/timezone", "/etc/alternatives",
+        "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/ssl/certs", "/etc/ca-certificates", "/etc/fonts",
+        "/etc/mime.types", "/etc/matplotlibrc", "/etc/python3")
+
+def _python_dirs() -> list[str]:
+    "The folders the interpreter needs, read-only: its installation, the virtual environment and their site-packages."
+    import site
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *site.getsitepackages()}
+    roots |= {os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))}
+    dirs = sorted({q for p in roots if os.path.isdir(p) for q in (os.path.abspath(p), os.path.realpath(p))})
+    return [d for d in dirs if d != "/" and not any(d.startswith(o + "/") for o in dirs)]  # drop folders inside others
+
+def _system_binds() -> list[str]:
+    "bwrap arguments for a read-only view of the system's programs and libraries and a few harmless files of /etc."
+    args = []
+    for d in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(d): args += ["--symlink", os.readlink(d), d]
+        elif os.path.isdir(d): args += ["--ro-bind", d, d]
+    for p in _ETC: args += ["--ro-bind-try", p, p]
+    return args
+
+def _parents(paths:Iterable[str]) -> list[str]:
+    "The folders above `paths` that the sandbox must create, outermost first (not /, /tmp or the system folders)."
+    skip = {"/", "/tmp", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"}
+    found = {str(q) for p in paths for q in pathlib.PurePosixPath(p).parents}
+    return sorted((d for d in found if d not in skip and not d.startswith(("/usr/", "/etc/"))), key=lambda d: (d.count("/"), d))
+
+def _bwrap_command(bwrap:str, scratch:str, env:dict, files:Iterable[str]=()) -> list[str]:
+    "The bubblewrap command line that starts the worker with nothing but the system, Python, its scratch folder and `files`."
+    ns = ["--unshare-all"] if os.geteuid() else \
+         ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+          "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]  # as root: no user namespace; the worker drops to nobody
+    cmd = [bwrap, *ns, "--die-with-parent", "--new-session", "--clearenv"]
+    for k, v in env.items(): cmd += ["--setenv", k, v]
+    cmd += _system_binds()
+    for d in _parents(_python_dirs()): cmd += ["--perms", "0755", "--dir", d]  # bwrap would make them 0700
+    for d in _python_dirs():
+        if not d.startswith("/usr/"): cmd += ["--ro-bind", d, d]
+    cmd += ["--proc", "/proc", "--dev", "/dev", "--size", str(64 * 2**20), "--perms", "1777", "--tmpfs", "/tmp",
+            "--bind", scratch, scratch, "--chdir", scratch]
+    for d in _parents(files): cmd += ["--perms", "0755", "--dir", d]
+    for f in files: cmd += ["--ro-bind", f, f]  # each file alone, never its folder
+    return cmd + ["--", sys.executable, "-I", "-c"]
+
+@functools.cache
+def _bwrap_problem(bwrap:str) -> Optional[str]:
+    "None when bubblewrap at `bwrap` can start Python in the sandbox here, else what went wrong (probed once per path)."
+    if not sys.platform.startswith("linux"): return f"bubblewrap needs Linux, this is {sys.platform}"
+    if not bwrap: return "bwrap is not installed"
+    with tempfile.TemporaryDirectory(prefix="gaia_probe_") as d:
+        try: p = subprocess.run(_bwrap_command(bwrap, d, _SAFE_ENV) + ["print('ok')"], capture_output=True, text=True,
+                                timeout=30, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as e: return f"bwrap failed to start: {e}"
+    if p.stdout.strip() != "ok": return f"bwrap failed: {(p.stderr.strip() or 'no output')[:200]}"
+    return None
+
+# %% ../nbs/06_expert_tools.ipynb #03a3da16
+class SandboxError(RuntimeError):
+    "The sandbox that was asked for cannot run on this machine."
+
+_warned = []
+def sandbox_mode() -> str:
+    "How model code runs: 'bwrap' (isolated) or 'process' (unisolated child), from `GAIA_MAS_SANDBOX` and what works here."
+    want = os.environ.get("GAIA_MAS_SANDBOX", "").strip().lower() or "auto"
+    if want not in ("auto", "bwrap", "process"):
+        raise SandboxError(f"GAIA_MAS_SANDBOX={want!r} is not one of bwrap, process; unset it to pick automatically.")
+    if want == "process": return "process"
+    problem = _bwrap_problem(shutil.which("bwrap") or "")
+    if problem is None: return "bwrap"
+    if want == "bwrap":
+        raise SandboxError(f"GAIA_MAS_SANDBOX=bwrap, but bubblewrap cannot run here: {problem}. "
+                           "Install it (Debian/Ubuntu: apt-get install bubblewrap) or unset GAIA_MAS_SANDBOX.")
+    if not _warned:
+        _warned.append(problem)
+        log.warning("Model-written Python runs UNISOLATED (a plain child process with a cleared environment and limits): "
+                    "%s. Install bubblewrap to isolate it.", problem)
+    return "process"
+
+# %% ../nbs/06_expert_tools.ipynb #341a2619
+def _proc_table() -> dict:
+    "pid -> (parent pid, state, uid, threads) for every process this user can see in /proc; empty where there is no /proc."
+    table = {}
+    with contextlib.suppress(OSError):
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as f: fields = f.read().rpartition(b")")[2].split()
+                table[int(pid)] = (int(fields[1]), fields[0].decode(), os.stat(f"/proc/{pid}").st_uid, int(fields[17]))
+            except (OSError, ValueError, IndexError): continue
+    return table
+
+def _marked(marker:str) -> set:
+    "Live processes whose environment carries the session's marker."
+    found, tag = set(), f"GAIA_MAS_SANDBOX_SESSION={marker}".encode()
+    for pid, (_, state, _, _) in _proc_table().items():
+        if state == "Z": continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if tag in f.read().split(b"\0"): found.add(pid)
+        except OSError: continue
+    return found
+
+def _descendants(root:int) -> set:
+    "Live processes below `root` in the process tree."
+    table, found, todo = _proc_table(), set(), [root]
+    kids = {}
+    for pid, (ppid, state, _, _) in table.items():
+        if state != "Z": kids.setdefault(ppid, []).append(pid)
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            if k not in found: found.add(k); todo.append(k)
+    return found
+
+def _nproc_limit(uid:int, margin:int=64) -> int:
+    "A process limit for the worker: `margin` more tasks than the user `uid` already runs (the kernel counts them all)."
+    return sum(t for _, _, u, t in _proc_table().values() if u == uid) + margin
+
+def _kill_all(proc:subprocess.Popen, marker:str):
+    "SIGKILL everything the worker started (its tree, its group, strays that carry its marker), then the worker, and reap it."
+    for _ in range(100):
+        victims = (_descendants(proc.pid) | _marked(marker)) - {proc.pid}
+        if not victims: break
+        for pid in victims:
+            with contextlib.suppress(OSError): os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(OSError): os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(OSError): proc.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired): proc.wait(timeout=10)
+    for pid in _marked(marker):  # forked while the worker was dying
+        with contextlib.suppress(OSError): os.kill(pid, signal.SIGKILL)
+
 # %% ../nbs/06_expert_tools.ipynb #1aba3668
 class PythonSession:
-    "A Python worker process whose variables and imports persist between `run` calls, like a notebook kernel."
-    def __init__(self, timeout:float=30, # seconds each call may take
-                 memory_mb:int=1024, # address-space cap of the worker
+    "A sandboxed Python worker whose variables and imports persist between `run` calls, like a notebook kernel."
+    def __init__(self, timeout:float=30, # seconds each call may take (cut to the question's deadline)
+                 memory_mb:int=1024, # address-space cap of the worker and of each process it starts
+                 attachment:Optional[str]=None, # a file the code may read (read-only), e.g. the task's attachment
+                 cpu_s:int=600, # CPU seconds each process of the worker may use in all
+                 file_mb:int=256, # the largest file the code may write
                 ):
-        self.timeout, self.memory_mb, self.proc, self.cwd = timeout, memory_mb, None, None
+        self.timeout, self.memory_mb, self.cpu_s, self.file_mb = timeout, memory_mb, cpu_s, file_mb
+        ok = isinstance(attachment, str) and os.path.isfile(attachment)
+        self.files = sorted({os.path.abspath(attachment), os.path.realpath(attachment)}) if ok else []
+        self.proc = self.cwd = self.mode = None
         self._lock = threading.Lock()
-
-    def _start(self):
-        "Start a fresh worker in a new temporary directory."
-        self.cwd, (r, w) = tempfile.mkdtemp(prefix="gaia_repl_"), os.pipe()
-        self.proc = subprocess.Popen([sys.executable, "-I", "-c", _WORKER, str(w)], cwd=self.cwd, pass_fds=(w,), text=True,
-                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                     preexec_fn=_limit_memory(self.memory_mb), start_new_session=True)
-        os.close(w); self._replies = os.fdopen(r)
-
-    def close(self):
-        "Kill the worker and delete its directory; the next `run` starts afresh."
-        if self.proc is not None:
-            with contextlib.suppress(ProcessLookupError): os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(); self._replies.close()
-            with contextlib.suppress(OSError): self.proc.stdin.close()
-        if self.cwd: shutil.rmtree(self.cwd, ignore_errors=True)
-        self.proc = self.cwd = None
 
     def __enter__(self): return self
     def __exit__(self, *exc): self.close()
 
+# %% ../nbs/06_expert_tools.ipynb #85821a38
+class _Stopped(Exception):
+    "The worker did not answer properly: it timed out, exited or garbled its reply."
+
+def _write_all(fd:int, data:bytes, deadline:float):
+    "Write `data` to the non-blocking `fd` before `deadline`, or raise `_Stopped`."
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_WRITE)
+        while data:
+            if deadline - time.monotonic() <= 0: raise _Stopped("timeout")
+            if not sel.select(deadline - time.monotonic()): continue
+            try: data = data[os.write(fd, data):]
+            except BlockingIOError: continue
+            except OSError: raise _Stopped("exited") from None
+
+def _read_frame(fd:int, nonce:bytes, deadline:float, most:int=4_000_000):
+    "Read one reply `nonce + 8-byte length + JSON` from the non-blocking `fd` before `deadline`; partial output never blocks."
+    buf, head = bytearray(), len(nonce) + 8
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while True:
+            if len(buf) >= head:
+                if bytes(buf[:len(nonce)]) != nonce: raise _Stopped("garbled")
+                size = int.from_bytes(buf[len(nonce):head], "big")
+                if size > most: raise _Stopped("garbled")
+                if len(buf) > head + size: raise _Stopped("garbled")
+                if len(buf) == head + size:
+                    try: return json.loads(bytes(buf[head:]))
+                    except ValueError: raise _Stopped("garbled") from None
+            if deadline - time.monotonic() <= 0: raise _Stopped("timeout")
+            if not sel.select(deadline - time.monotonic()): continue
+            try: chunk = os.read(fd, 1 << 16)
+            except BlockingIOError: continue
+            if not chunk: raise _Stopped("exited")
+            buf += chunk
+
+# %% ../nbs/06_expert_tools.ipynb #1ee3b3bd
+def _per_namespace_nproc() -> bool:
+    "Whether this kernel counts processes per user namespace (Linux 5.14+), so a small process limit works inside bwrap."
+    with contextlib.suppress(ValueError):
+        return tuple(int(x) for x in re.findall(r"\d+", os.uname().release)[:2]) >= (5, 14)
+    return False
+
+def _worker_limits(s:PythonSession, uid:Optional[int]) -> dict:
+    "The rlimits the worker sets on itself before running any code."
+    limits = dict(RLIMIT_AS=s.memory_mb * 2**20, RLIMIT_CPU=s.cpu_s, RLIMIT_FSIZE=s.file_mb * 2**20, RLIMIT_NOFILE=256, RLIMIT_CORE=0)
+    if sys.platform.startswith("linux"):  # elsewhere the user's processes cannot be counted, so no process cap
+        userns = s.mode == "bwrap" and uid is None and _per_namespace_nproc()
+        limits["RLIMIT_NPROC"] = 64 if userns else _nproc_limit(os.getuid() if uid is None else uid)
+    return limits
+
+@functools.cache
+def _spawner():
+    "One thread, alive as long as the process, that starts every worker."
+    from concurrent.futures import ThreadPoolExecutor
+    return ThreadPoolExecutor(1, thread_name_prefix="gaia_mas-sandbox")
+
+def _spawn(cmd:list, **kw) -> subprocess.Popen:
+    "`Popen` from the long-lived spawner thread: `--die-with-parent` fires when the *thread* that started bwrap ends, and tools run in short-lived threads."
+    return _spawner().submit(subprocess.Popen, cmd, **kw).result()
+
+@patch
+def _start(self:PythonSession, deadline:float):
+    "Start a fresh worker in a new scratch folder and hand it its limits and its reply nonce."
+    self.mode, self.cwd = sandbox_mode(), tempfile.mkdtemp(prefix="gaia_repl_")
+    self.marker, self._nonce = secrets.token_hex(8), secrets.token_hex(16).encode()
+    env, uid, kw = _sandbox_env(self.cwd, self.marker), None, {}
+    if self.mode == "bwrap":
+        cmd = _bwrap_command(shutil.which("bwrap"), self.cwd, env, self.files)
+        if os.geteuid() == 0: uid = 65534; os.chown(self.cwd, uid, uid)  # root is exempt from the process limit
+    else: cmd, kw = [sys.executable, "-I", "-c"], dict(env=env, cwd=self.cwd)
+    (req_r, self._req), (self._rep, rep_w) = os.pipe(), os.pipe()
+    try: self.proc = _spawn(cmd + [_WORKER, str(rep_w)], stdin=req_r, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, pass_fds=(rep_w,), start_new_session=True, **kw)
+    finally: os.close(req_r); os.close(rep_w)
+    os.set_blocking(self._req, False); os.set_blocking(self._rep, False)
+    config = dict(nonce=self._nonce.decode(), uid=uid, limits=_worker_limits(self, uid),
+                  subreaper=self.mode == "process" and sys.platform.startswith("linux"))
+    self._send(config, deadline)
+    _read_frame(self._rep, self._nonce, deadline)
+
+@patch
+def _send(self:PythonSession, obj, deadline:float):
+    "Send one request, length-prefixed JSON, to the worker."
+    data = json.dumps(obj).encode()
+    _write_all(self._req, len(data).to_bytes(8, "big") + data, deadline)
+
+# %% ../nbs/06_expert_tools.ipynb #f622ee47
+@patch
+def close(self:PythonSession):
+    "Kill the worker and every process it started, and delete its scratch folder; the next `run` starts afresh."
+    if self.proc is not None:
+        _kill_all(self.proc, self.marker)
+        for fd in (self._req, self._rep):
+            with contextlib.suppress(OSError): os.close(fd)
+    if self.cwd: shutil.rmtree(self.cwd, ignore_errors=True)
+    self.proc = self.cwd = None
+
 # %% ../nbs/06_expert_tools.ipynb #329661ce
+@patch
+def _stopped(self:PythonSession, why:str, limit:float) -> str:
+    "Restart after a failed call and say what happened."
+    rc = None
+    if why == "exited":
+        with contextlib.suppress(subprocess.TimeoutExpired): rc = self.proc.wait(timeout=2)
+    self.close()
+    lost = "The interpreter was restarted, so earlier variables are gone."
+    if why == "timeout": return f"Error: the code ran longer than {limit:.3g} s and was stopped. {lost}"
+    if why == "exited": return f"Error: the interpreter exited (code {rc}). {lost}"
+    return f"Error: the interpreter's reply was garbled (did the code write to its control channel?). {lost}"
+
 @patch
 def run(self:PythonSession, code:str, # the code of one cell
        ) -> str:
-    "Run `code` in the worker and return its output, or why it stopped."
+    "Run `code` in the worker and return its output, or why it stopped; the call never outlives its time limit."
     with self._lock:
-        if self.proc is None: self._start()
-        try: self.proc.stdin.write(json.dumps(code) + "\n"); self.proc.stdin.flush()
-        except BrokenPipeError: pass  # the worker died; readline below reports it
-        if not select.select([self._replies], [], [], self.timeout)[0]:
-            self.close()
-            return (f"Error: the code ran longer than {self.timeout:g} s and was stopped. "
-                    "The interpreter was restarted, so earlier variables are gone.")
-        line = self._replies.readline()
-        if not line:
-            rc = self.proc.wait(); self.close()
-            return f"Error: the interpreter exited (code {rc}) and was restarted, so earlier variables are gone."
-    return _report(json.loads(line), self.memory_mb)
+        limit = call_timeout(self.timeout)
+        if limit <= 0: return "Error: no time is left for this question, so the code was not run."
+        deadline = time.monotonic() + limit
+        try:
+            if self.proc is None: self._start(deadline)
+            self._send(code, deadline)
+            out = _read_frame(self._rep, self._nonce, deadline)
+        except _Stopped as e: return self._stopped(str(e), limit)
+        except BaseException: self.close(); raise
+    return _report(str(out), self.memory_mb)
+
+# %% ../nbs/06_expert_tools.ipynb #f3b54ddd
+def run_python(code:str, # the program
+               timeout:float=30, # seconds before the sandbox is killed
+               memory_mb:int=1024, # address-space cap
+              ) -> str:
+    "Run `code` once in a fresh sandboxed worker and report its output, or why it stopped."
+    with PythonSession(timeout, memory_mb) as s: return s.run(code)
 
 # %% ../nbs/06_expert_tools.ipynb #c5a9770b
 _session: contextvars.ContextVar = contextvars.ContextVar("gaia_mas_python_session", default=None)
@@ -236,10 +548,10 @@ def _limits() -> dict:
                 memory_mb=int(os.environ.get("GAIA_MAS_REPL_MEMORY_MB", 1024)))
 
 @contextlib.contextmanager
-def python_session(state:Optional[dict]=None, # the graph state (unused: one worker per scope)
+def python_session(state:Optional[dict]=None, # the graph state; its `file`, the task's attachment, is readable inside
                   ):
     "A scope in which `python_repl_tool` keeps one worker, so variables persist between its calls."
-    with PythonSession(**_limits()) as s:
+    with PythonSession(**_limits(), attachment=(state or {}).get("file")) as s:
         token = _session.set(s)
         try: yield s
         finally: _session.reset(token)
@@ -250,9 +562,11 @@ def python_repl_tool(code:str, # Python code to run; print() what you want to se
     "Run Python code in a sandboxed interpreter; variables and imports persist between calls in the same expert run."
     log.info("Executing python code (%d chars)", len(code))
     s = _session.get()
-    if s is None:
-        with PythonSession(**_limits()) as s: out = s.run(code)
-    else: out = s.run(code)
+    try:
+        if s is None:
+            with PythonSession(**_limits()) as s: out = s.run(code)
+        else: out = s.run(code)
+    except SandboxError as e: log.error("%s", e); return f"Error: {e}"
     return truncate_text(out, tool_budget(), "Print less: a slice, a summary, or the value you need.")
 
 # %% ../nbs/06_expert_tools.ipynb #6a67c630
