@@ -166,7 +166,7 @@ def ResearchAgent(llm, # the research agent's model
         results = await asyncio.gather(*(search_with_fallback(by_name, names, qq, k, **x) for _, names, qq, x in jobs))
         found = dedupe([p for ps, _, _ in results for p in ps])
         used = list(dict.fromkeys(u for _, u, _ in results if u))
-        errors = [e for _, _, es in results for e in es]
+        errors = list(dict.fromkeys(e for _, _, es in results for e in es))
         if not used: return {"error": f"Research failed: no retrieval tool worked ({'; '.join(errors)})", "research_context": [],
                              "doc_count": 0, "search_strategy": plan["strategy"], "metadata": {"tools_used": [], "errors": errors}}
         if not found: warnings.append(f"no documents found for {query!r}")

@@ -20,12 +20,12 @@ from ..utils import call_timeout, deadline_scope, run_sync, time_left
 
 # %% auto #0
 __all__ = ['log', 'PATTERNS', 'BRANCHES', 'CRITICAL_PATH_CALLS', 'SELECTOR_SCHEMA', 'AGENT_ROLES', 'stand_in_tools',
-           'example_tools', 'rule_based_pattern', 'scripted_rag_llm', 'research_node', 'analysis_node',
-           'synthesis_node', 'with_sources', 'finish', 'after_research', 'sequential_workflow', 'mermaid',
-           'branch_node', 'research_branch', 'evaluator_node', 'rewrite_node', 'route_to_parallel_agents',
+           'example_tools', 'rule_based_pattern', 'RagScriptedModel', 'scripted_rag_llm', 'research_node',
+           'analysis_node', 'synthesis_node', 'with_sources', 'finish', 'after_research', 'sequential_workflow',
+           'mermaid', 'branch_node', 'research_branch', 'evaluator_node', 'rewrite_node', 'route_to_parallel_agents',
            'parallel_workflow', 'supervisor_node', 'route_to_workers', 'worker_node', 'combine_node',
            'supervisor_workflow', 'build_workflow', 'aselect_pattern', 'select_pattern', 'make_response', 'RagSystem',
-           'FailingRagModel', 'failing', 'rag_llms', 'make_rag_system', 'kb_url', 'print_answer', 'cmd_ask']
+           'salvage', 'FailingRagModel', 'failing', 'rag_llms', 'make_rag_system', 'kb_url', 'print_answer', 'cmd_ask']
 
 # %% ../../nbs/26_rag_workflows.ipynb #1d5c119e
 log = logging.getLogger(__name__)
@@ -181,14 +181,24 @@ def _agentic_reply(messages) -> AIMessage:
     pts = _best(docs, q, 4)
     return AIMessage(" ".join(pts) or "The collection does not answer this question.")
 
-# %% ../../nbs/26_rag_workflows.ipynb #d9c73083
+# %% ../../nbs/26_rag_workflows.ipynb #a39a2f9c
+class RagScriptedModel(ScriptedChatModel):
+    "A `ScriptedChatModel` that keeps only the last `keep_calls` conversations, so a long-running server does not grow."
+    keep_calls: int = 200
+
+    def _next(self, messages):
+        msg = super()._next(messages)
+        with self._lock:
+            if len(self._calls) > self.keep_calls and not self.script: del self._calls[:-self.keep_calls]
+        return msg
+
 def scripted_rag_llm(latency:float=0.0, # seconds per call, to simulate a real model
                      rate_limiter:Any=None, # optional LangChain rate limiter
-                    ):
+                    ) -> RagScriptedModel:
     "The offline model of the RAG system: plays every agent from its prompt and the passages it is given."
-    return ScriptedChatModel(responder=_reply, latency=latency, rate_limiter=rate_limiter, name="scripted_rag")
+    return RagScriptedModel(responder=_reply, latency=latency, rate_limiter=rate_limiter, name="scripted_rag")
 
-# %% ../../nbs/26_rag_workflows.ipynb #3429fb42
+# %% ../../nbs/26_rag_workflows.ipynb #80219992
 def _inp(state:dict) -> dict:
     "What an agent sees of the state."
     return {k: state.get(k) for k in ("question", "session_id", "context", "history", "research_context", "analyzed_info",
@@ -206,7 +216,7 @@ def _model(llm, role:str):
     if role in llm or "default" in llm: return llm.get(role, llm.get("default"))
     raise KeyError(f"No model for the {role} agent: pass llm={{'{role}': model, ...}} or a 'default' entry.")
 
-# %% ../../nbs/26_rag_workflows.ipynb #e364169d
+# %% ../../nbs/26_rag_workflows.ipynb #243f65fd
 def research_node(agent:Callable) -> Callable:
     "The research step: context, citations and the standalone question, or an error."
     async def research(state:MultiAgentState) -> dict:
@@ -249,7 +259,7 @@ def synthesis_node(agent:Callable) -> Callable:
                 "metadata": {"timings": {"synthesis": md["synthesis_time"]}, "synthesis_time": md["synthesis_time"]}}
     return synthesis
 
-# %% ../../nbs/26_rag_workflows.ipynb #8a9efe93
+# %% ../../nbs/26_rag_workflows.ipynb #c6e46650
 def with_sources(answer:str, citations:Sequence[str]) -> str:
     "`answer`, followed by a `Sources:` line when it cites none of `citations` inline."
     if not answer or not citations or cited(answer, citations): return answer
@@ -264,7 +274,7 @@ def finish(state:MultiAgentState) -> dict:
     return {"final_answer": answer, "history": [*(state.get("history") or []), turn], "iteration_count": (state.get("iteration_count") or 0) + 1,
             "execution_time": round(time.time() - (state.get("started_at") or time.time()), 3)}
 
-# %% ../../nbs/26_rag_workflows.ipynb #7bfa50b9
+# %% ../../nbs/26_rag_workflows.ipynb #ab3f8e5d
 def after_research(state:MultiAgentState) -> str:
     "Analysis next, or straight to the end when research failed."
     return "finish" if state.get("error") else "analysis"
@@ -287,7 +297,7 @@ def sequential_workflow(llm, # one chat model, or a dict of models by agent name
     g.add_edge("analysis", "synthesis"); g.add_edge("synthesis", "finish"); g.add_edge("finish", END)
     return g.compile(checkpointer=checkpointer, name="sequential_workflow")
 
-# %% ../../nbs/26_rag_workflows.ipynb #81a0a1db
+# %% ../../nbs/26_rag_workflows.ipynb #10dcee4a
 def mermaid(app) -> str:
     "The Mermaid text of a compiled graph; displayed as a diagram in notebooks."
     text = app.get_graph().draw_mermaid()
@@ -297,7 +307,7 @@ def mermaid(app) -> str:
     except ImportError: pass
     return text
 
-# %% ../../nbs/26_rag_workflows.ipynb #1246add9
+# %% ../../nbs/26_rag_workflows.ipynb #c4b9b089
 BRANCHES = ("structured_rag", "agentic_rag", "research_agent")
 
 def branch_node(name:str, run:Callable, limit:float) -> Callable:
@@ -325,7 +335,7 @@ def research_branch(research:Callable, synthesis:Callable) -> Callable:
         return {"answer": s["final_answer"], "citations": s["citations"]}
     return run
 
-# %% ../../nbs/26_rag_workflows.ipynb #938046ab
+# %% ../../nbs/26_rag_workflows.ipynb #962b4000
 def evaluator_node(agent:Callable) -> Callable:
     "The evaluator: scores the candidates that arrived and selects one; an error when none did."
     async def evaluator(state:MultiAgentState) -> dict:
@@ -352,7 +362,7 @@ def route_to_parallel_agents(state:MultiAgentState) -> list[str]:
     "Every branch, at once."
     return list(BRANCHES)
 
-# %% ../../nbs/26_rag_workflows.ipynb #92e88845
+# %% ../../nbs/26_rag_workflows.ipynb #86f11678
 def parallel_workflow(llm, tools:Sequence, checkpointer:Any=None, limits:Optional[Limits]=None):
     "The compiled parallel workflow: three branches at once, then the evaluator."
     lim = limits or Limits()
@@ -370,7 +380,7 @@ def parallel_workflow(llm, tools:Sequence, checkpointer:Any=None, limits:Optiona
     g.add_edge(list(BRANCHES), "evaluator"); g.add_edge("evaluator", "finish"); g.add_edge("finish", END)
     return g.compile(checkpointer=checkpointer, name="parallel_workflow")
 
-# %% ../../nbs/26_rag_workflows.ipynb #3935db5c
+# %% ../../nbs/26_rag_workflows.ipynb #12937275
 def supervisor_node(plan:Callable, rewriter=None, limit:float=60) -> Callable:
     "The supervisor's planning step (after making a follow-up standalone with `rewriter`); the default workers when it fails."
     async def supervisor(state:MultiAgentState) -> dict:
@@ -409,7 +419,7 @@ def worker_node(name:str, work:Callable) -> Callable:
         return {"worker_results": {name: out}, "metadata": {"timings": {name: round(time.monotonic() - t0, 3)}}}
     return worker
 
-# %% ../../nbs/26_rag_workflows.ipynb #5e3a9521
+# %% ../../nbs/26_rag_workflows.ipynb #26176c31
 def combine_node(combine:Callable) -> Callable:
     "The supervisor's combining step; the joined worker results when it fails."
     async def combine_(state:MultiAgentState) -> dict:
@@ -442,7 +452,7 @@ def supervisor_workflow(llm, tools:Sequence, checkpointer:Any=None, limits:Optio
     g.add_edge("combine", "finish"); g.add_edge("finish", END)
     return g.compile(checkpointer=checkpointer, name="supervisor_workflow")
 
-# %% ../../nbs/26_rag_workflows.ipynb #d20ee009
+# %% ../../nbs/26_rag_workflows.ipynb #5e910717
 CRITICAL_PATH_CALLS = {"sequential": 3, "parallel": 3, "supervisor": 3, "auto": 1}
 _BUILDERS = {"sequential": sequential_workflow, "parallel": parallel_workflow, "supervisor": supervisor_workflow}
 
@@ -456,7 +466,7 @@ def build_workflow(pattern:str, # "sequential", "parallel" or "supervisor"
     if pattern not in _BUILDERS: raise ValueError(f"Unknown pattern {pattern!r}: use one of {', '.join(PATTERNS)}.")
     return _BUILDERS[pattern](llm, tools, checkpointer, limits)
 
-# %% ../../nbs/26_rag_workflows.ipynb #5db621ac
+# %% ../../nbs/26_rag_workflows.ipynb #0007e64b
 SELECTOR_SCHEMA = {"pattern": str, "reasoning": str}
 
 async def aselect_pattern(question:str, llm, limit:float=30) -> tuple[str, str]:
@@ -476,7 +486,7 @@ def select_pattern(question:str, # the user's question
     "(pattern, reasoning) for `question`: the model decides, rules decide when it fails."
     return run_sync(aselect_pattern(question, llm))
 
-# %% ../../nbs/26_rag_workflows.ipynb #74cd69da
+# %% ../../nbs/26_rag_workflows.ipynb #d0cfde79
 def _timing(md:dict, key:str) -> float: return round(float((md.get("timings") or {}).get(key, 0.0)), 3)
 
 def make_response(pattern:str, state:dict, total:float, session_id:str, reasoning:Optional[str]=None) -> dict:
@@ -501,7 +511,7 @@ def make_response(pattern:str, state:dict, total:float, session_id:str, reasonin
     if reasoning is not None: r["pattern_selection_reasoning"] = reasoning
     return {**r, "metadata": meta, "session_id": session_id, "citations": list(state.get("citations") or [])}
 
-# %% ../../nbs/26_rag_workflows.ipynb #aa76ed30
+# %% ../../nbs/26_rag_workflows.ipynb #7b82b20f
 @dataclass
 class RagSystem:
     "The three workflows over one checkpointer: `ask`, `aask` and `astream` questions by session."
@@ -529,12 +539,18 @@ class RagSystem:
             turns += (snap.values or {}).get("history") or []
         return sorted(turns, key=lambda t: t.get("at", 0))[-self.history_turns:]
 
-# %% ../../nbs/26_rag_workflows.ipynb #60c383bf
+# %% ../../nbs/26_rag_workflows.ipynb #f93b873c
 def _check(question:str, session_id:str, pattern:str) -> None:
     "A `ValueError` naming what is wrong with a request."
     if not isinstance(question, str) or not question.strip(): raise ValueError("question: give a non-empty question.")
     if not isinstance(session_id, str) or not session_id.strip(): raise ValueError("session_id: give a non-empty session id.")
     if pattern not in (*PATTERNS, "auto"): raise ValueError(f"pattern: {pattern!r} is not one of {', '.join((*PATTERNS, 'auto'))}.")
+
+def salvage(state:dict, what:str) -> dict:
+    "A run stopped by its total time limit: the best partial answer it had, or an error naming the limit."
+    partial = state.get("analyzed_info") or "\n".join(state.get("research_context") or [])
+    if partial: return {**state, "final_answer": partial}
+    return {**state, "error": state.get("error") or f"the {what} was reached before any answer"}
 
 @patch
 async def astream(self:RagSystem, question:str, session_id:str, pattern:str="auto") -> AsyncIterator[dict]:
@@ -557,6 +573,7 @@ async def astream(self:RagSystem, question:str, session_id:str, pattern:str="aut
         except asyncio.TimeoutError:
             cut = [f"{pattern} total time limit ({total:g}s)"]; await stream.aclose()
             final = (await graph.aget_state(cfg)).values or final
+    if cut and not final.get("final_answer"): final = salvage(final, cut[0])
     resp = make_response(pattern, final, time.monotonic() - t0, session_id, reasoning)
     if cut: resp["metadata"]["cut_short"] = [*resp["metadata"].get("cut_short", []), *cut]
     yield {"event": "answer", **resp}
@@ -572,8 +589,8 @@ def ask(self:RagSystem, question:str, session_id:str, pattern:str="auto") -> dic
     "`aask`, from synchronous code."
     return run_sync(self.aask(question, session_id, pattern))
 
-# %% ../../nbs/26_rag_workflows.ipynb #5ce7edd7
-class FailingRagModel(ScriptedChatModel):
+# %% ../../nbs/26_rag_workflows.ipynb #2cdd744a
+class FailingRagModel(RagScriptedModel):
     "`scripted_rag_llm` with some agents failing, or stalling for `stall` seconds: for tests and examples."
     roles: tuple = ()  # agents that fail: "analysis", "supervisor", "code_worker" ...
     stall: float = 0.0  # if set, those agents take this long instead of failing
@@ -601,7 +618,7 @@ def failing(roles:Sequence[str], # the agents that fail
     "The scripted RAG model with the agents in `roles` failing (or stalling)."
     return FailingRagModel(responder=_reply, roles=tuple(roles), stall=stall, latency=latency)
 
-# %% ../../nbs/26_rag_workflows.ipynb #78a5b494
+# %% ../../nbs/26_rag_workflows.ipynb #806413a0
 AGENT_ROLES = ("research", "analysis", "synthesis", "evaluator", "structured_rag", "agentic_rag", "supervisor", "workers", "selector")
 
 def rag_llms(opts:dict) -> Any:
@@ -637,7 +654,7 @@ def kb_url(opts:dict) -> str:
     from gaia_mas.rag.cli import default_kb_url
     return opts.get("kb") or default_kb_url()
 
-# %% ../../nbs/26_rag_workflows.ipynb #a80928fc
+# %% ../../nbs/26_rag_workflows.ipynb #6a02eeea
 def _sessions_path(opts:dict) -> Optional[str]:
     "The SQLite sessions file beside a SQLite knowledge base, else None."
     url = kb_url(opts)

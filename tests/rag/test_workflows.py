@@ -267,3 +267,13 @@ def test_make_rag_system_real_provider_needs_key(monkeypatch, tools):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False); monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     with pytest.raises(MissingAPIKeyError): make_rag_system(provider="openai", model="gpt-4o-mini", tools=tools)
     assert isinstance(make_rag_system(provider="scripted", tools=tools), RagSystem)
+
+
+def test_run_that_ignores_its_deadline_is_cut_by_the_system(tools, monkeypatch):
+    "Even if every call ignored the deadline, the run stops about a second after its limit, with an error, not an exception."
+    import gaia_mas.rag.agents as A
+    monkeypatch.setattr(A, "call_timeout", lambda limit: limit)
+    r = ask(scripted_rag_llm(latency=3), tools, sequential=0.3)
+    md = r["metadata"]
+    assert md["cut_short"] == ["sequential total time limit (0.3s)"] and "was reached before any answer" in md["error"]
+    assert md["total_time"] < 2.5 and r["answer"].startswith("No answer")
