@@ -1,6 +1,6 @@
 """Rate limits and server errors: the real OpenAI client, pointed at a fake OpenAI-compatible server on 127.0.0.1
 that answers 429 and 503 before it answers properly, retries with backoff and the question still gets its answer."""
-import contextlib, json, threading
+import contextlib, json, os, subprocess, sys, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from langchain_core.messages import SystemMessage
 from gaia_mas.config import load_baseline_prompts, make_agent_configs
@@ -17,7 +17,7 @@ def completion(content):
 
 
 @contextlib.contextmanager
-def fake_openai(failures):
+def fake_openai(failures, retry_after_ms=5):
     "A chat-completions server that first answers each status in `failures`, then plays the happy path."
     seen, respond = [], happy_path_responder("Paris")
     class Handler(BaseHTTPRequestHandler):
@@ -29,7 +29,7 @@ def fake_openai(failures):
             system = next((m["content"] for m in body["messages"] if m["role"] == "system"), "")
             data = json.dumps(completion(json.dumps(respond([SystemMessage(content=system)]))) if status == 200 else {"error": {"message": "slow down"}}).encode()
             self.send_response(status); self.send_header("Content-Type", "application/json")
-            self.send_header("retry-after-ms", "5"); self.send_header("Content-Length", str(len(data))); self.end_headers()
+            self.send_header("retry-after-ms", str(retry_after_ms)); self.send_header("Content-Length", str(len(data))); self.end_headers()
             self.wfile.write(data)
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -58,3 +58,24 @@ def test_no_retries_means_the_failure_is_recorded(monkeypatch):
     with fake_openai([429]) as (url, seen):
         record = answer(url, max_retries=0)
     assert record["status"] == "error" and "429" in record["error"] and seen[0] == 429
+
+
+def test_backoff_stops_at_the_question_deadline(tmp_path):
+    "A server that keeps answering 503 and asks for 20 s between retries: `--timeout 4` still ends the question in time."
+    (tmp_path/"metadata.jsonl").write_text(json.dumps({"task_id": "b1", "Question": "Capital of France?", "Level": 1,
+                                                       "Final answer": "Paris", "file_name": ""}) + "\n")
+    out = tmp_path/"results.jsonl"
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    env |= {"OPIK_TRACK_DISABLE": "true", "NO_PROXY": "127.0.0.1,localhost", "GAIA_MAS_BROWSER": "0"}
+    with fake_openai([503] * 1000, retry_after_ms=20_000) as (url, seen):
+        t0 = time.monotonic()
+        done = subprocess.run([sys.executable, "-c", "import sys; from gaia_mas.cli import main; sys.exit(main())", "run",
+                               str(tmp_path/"metadata.jsonl"), "--out", str(out), "--timeout", "4", "--max-retries", "6",
+                               "--base-url", url, "--no-progress", "--cache-dir", str(tmp_path/"cache")],
+                              capture_output=True, text=True, timeout=120, env=env)
+        took = time.monotonic() - t0
+    record = json.loads(out.read_text().splitlines()[0])
+    print(f"\n503 with retry-after 20 s, 6 retries allowed, --timeout 4: {record['status']} after {record['wall_time_s']} s, "
+          f"{len(seen)} requests; the run took {took:.1f} s")
+    assert record["status"] == "timeout", (record, done.stderr)
+    assert record["wall_time_s"] < 20, "the question waited out a 20 s backoff past its 4 s budget"
