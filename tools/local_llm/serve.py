@@ -29,13 +29,19 @@ def default_model() -> Path:
     os.replace(tmp, target)  # atomic: a concurrent run sees the whole file or none
     return target
 
+def default_threads() -> int:
+    "Half the cores, at least one: llama.cpp's threads wait on each other, which goes badly on a busy machine."
+    return max(1, (os.cpu_count() or 2) // 2)
+
 def start(model:str|Path|None=None, host:str="127.0.0.1", port:int=0, ctx:int=4096, parallel:int=1,
-          template:str|Path|None=HERE/"chat_template.jinja"):
+          template:str|Path|None=HERE/"chat_template.jinja", threads:int|None=None):
     "A running `xllamacpp.Server`; its address is `server.listening_address`."
     import xllamacpp
     p = xllamacpp.CommonParams()
     p.model.path = str(model or default_model())
     p.hostnames, p.port, p.n_ctx, p.n_parallel = [host], port, ctx, parallel
+    for cpu in (p.cpuparams, p.cpuparams_batch):
+        cpu.n_threads, cpu.poll = threads or default_threads(), 0  # no busy-waiting: the cores are shared
     p.use_jinja = True
     if template: p.chat_template = Path(template).read_text(encoding="utf-8")
     return xllamacpp.Server(p)
@@ -47,12 +53,13 @@ def main(argv=None) -> int:
     ap.add_argument("--model", help="a GGUF file; default: Gemma 3 270M Q4_K_M from PyPI, assembled in the cache")
     ap.add_argument("--ctx", type=int, default=4096, help="context size in tokens (default 4096)")
     ap.add_argument("--parallel", type=int, default=1, help="requests served at once (default 1)")
+    ap.add_argument("--threads", type=int, help=f"CPU threads (default: half the cores, here {default_threads()})")
     ap.add_argument("--template", default=str(HERE/"chat_template.jinja"), help="jinja chat template ('' for the model's own)")
     ap.add_argument("--exit-with-parent", action="store_true", help="stop when the process that started this one exits")
     a = ap.parse_args(argv)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM): signal.signal(sig, lambda *_: stop.set())
-    server = start(a.model, a.host, a.port, a.ctx, a.parallel, a.template or None)
+    server = start(a.model, a.host, a.port, a.ctx, a.parallel, a.template or None, a.threads)
     print(f"serving {server.listening_address.rstrip('/')}/v1", flush=True)
     parent = os.getppid()
     while not stop.wait(0.5):
