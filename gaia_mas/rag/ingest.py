@@ -28,7 +28,7 @@ class Section:
     section: str = ""
     page: Optional[int] = None
 
-TEXT_TYPES = {".txt", ".text", ".csv", ".json", ".rst", ".log"}
+TEXT_TYPES = {".txt", ".text", ".csv", ".tsv", ".json", ".jsonl", ".jsonld", ".yaml", ".yml", ".rst", ".log"}
 SUPPORTED = {".md", ".markdown", ".html", ".htm", ".pdf", ".docx", ".pptx", ".xlsx", ".xlsm", ".xls", *TEXT_TYPES}
 
 def _heading(meta:dict) -> str:

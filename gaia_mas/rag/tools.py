@@ -15,10 +15,10 @@ from ..utils import load_prompt_from_file, prompts_dir
 # %% auto #0
 __all__ = ['log', 'format_hits', 'summarize', 'make_rag_tools']
 
-# %% ../../nbs/22_rag_tools.ipynb #440a0992
+# %% ../../nbs/22_rag_tools.ipynb #a48b32ac
 log = logging.getLogger(__name__)
 
-# %% ../../nbs/22_rag_tools.ipynb #ef5f36d5
+# %% ../../nbs/22_rag_tools.ipynb #1ce81de5
 def format_hits(hits:Hits|list[Hit], # the search results
                 max_chars:int=1200, # the longest passage shown
                 budget:int=8000, # the most characters for all passages
@@ -32,7 +32,7 @@ def format_hits(hits:Hits|list[Hit], # the search results
         out.append(f"[{i}] {h.citation} (score {h.score:.3f})\n{text}"); used += len(text)
     return "\n\n".join(out) if out else "no passages found"
 
-# %% ../../nbs/22_rag_tools.ipynb #18569832
+# %% ../../nbs/22_rag_tools.ipynb #6c8cd7dd
 def _search_tool(kb:KnowledgeBase, name:str, description:str, mode:str, fallback:str, max_chars:int):
     "A search tool for one mode."
     def run(query:str, k:int=5, filters:Optional[dict]=None) -> tuple[str, list]:
@@ -57,7 +57,7 @@ def _metadata_tool(kb:KnowledgeBase, max_chars:int):
             f"Optional `query` ranks the matches. Fields: {fields}.")
     return StructuredTool.from_function(metadata_search_tool, name="metadata_search_tool", description=desc, response_format="content_and_artifact")
 
-# %% ../../nbs/22_rag_tools.ipynb #45401a03
+# %% ../../nbs/22_rag_tools.ipynb #731b6918
 def summarize(llm:BaseChatModel, # the chat model
               text:str, # the context to condense
               question:str="", # what the summary is for
@@ -88,7 +88,7 @@ def _summarize_tool(llm:BaseChatModel):
         except Exception as e: return f"summarize_tool failed: {e}. Use the passages as they are."
     return StructuredTool.from_function(summarize_tool, name="summarize_tool")
 
-# %% ../../nbs/22_rag_tools.ipynb #8b81bdfe
+# %% ../../nbs/22_rag_tools.ipynb #e3ab55cd
 def make_rag_tools(kb:KnowledgeBase, # the knowledge base to search
                    llm:Optional[BaseChatModel]=None, # the chat model for summarize_tool; without it there is no summarize_tool
                    max_chars:int=1200, # the longest passage a tool returns
