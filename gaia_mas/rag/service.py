@@ -126,7 +126,8 @@ async def open_sessions(url:Optional[str]=None, # "postgresql://...", "sqlite://
     path = Path(url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else url).expanduser()
     path.parent.mkdir(parents=True, exist_ok=True)
     async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
-        await saver.setup()
+        await saver.setup()  # WAL journal
+        await saver.conn.execute("PRAGMA synchronous=NORMAL")  # no fsync per checkpoint: a power cut may lose the last turns, never the file
         yield saver
 
 @contextlib.asynccontextmanager
