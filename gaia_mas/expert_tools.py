@@ -299,6 +299,7 @@ def _bwrap_command(bwrap:str, scratch:str, env:dict, files:Iterable[str]=()) -> 
             "--bind", scratch, scratch, "--chdir", scratch]
     for d in _parents(files): cmd += ["--perms", "0755", "--dir", d]
     for f in files: cmd += ["--ro-bind", f, f]  # each file alone, never its folder
+    cmd += ["--remount-ro", "/"]  # the sandbox's own root folder too: only the scratch folder and /tmp are writable
     return cmd + ["--", sys.executable, "-I", "-c"]
 
 @functools.cache
@@ -399,7 +400,7 @@ class PythonSession:
         ok = isinstance(attachment, str) and os.path.isfile(attachment)
         self.files = sorted({os.path.abspath(attachment), os.path.realpath(attachment)}) if ok else []
         self.proc = self.cwd = self.mode = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # `close` may be called from inside `run`
 
     def __enter__(self): return self
     def __exit__(self, *exc): self.close()
@@ -495,6 +496,15 @@ def _send(self:PythonSession, obj, deadline:float):
 @patch
 def close(self:PythonSession):
     "Kill the worker and every process it started, and delete its scratch folder; the next `run` starts afresh."
+    if not self._lock.acquire(blocking=False):  # a call is running in another thread: end it first
+        if self.proc is not None: _kill_all(self.proc, self.marker)
+        self._lock.acquire()
+    try: self._close()
+    finally: self._lock.release()
+
+@patch
+def _close(self:PythonSession):
+    "`close`, with the lock held."
     if self.proc is not None:
         _kill_all(self.proc, self.marker)
         for fd in (self._req, self._rep):

@@ -1,0 +1,274 @@
+"""Replays the attacks on the expert's tools (issue 8): model-written Python under the sandbox, the calculator and the unit converter.
+
+Every test is bounded in time (session limits, subprocess time-outs, watchdog threads) and cleans up what it starts.
+"""
+import contextvars, json, logging, os, secrets, shutil, socket, subprocess, sys, textwrap, threading, time
+import pytest
+from gaia_mas import expert_tools as et
+from gaia_mas.expert_tools import PythonSession, SandboxError, python_repl_tool, python_session
+from gaia_mas.utils import deadline_scope
+
+BWRAP_PROBLEM = et._bwrap_problem(shutil.which("bwrap") or "")
+needs_bwrap = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"bubblewrap unavailable: {BWRAP_PROBLEM}")
+CANARIES = {"OPENAI_API_KEY": "sk-canary-openai-1f2e3d", "TAVILY_API_KEY": "tvly-canary-4c5b6a"}
+
+@pytest.fixture(params=["bwrap", "process"])
+def mode(request, monkeypatch):
+    "Each test runs under bubblewrap (skipped only where it is missing) and under the explicit process fallback."
+    if request.param == "bwrap" and BWRAP_PROBLEM: pytest.skip(f"bubblewrap unavailable: {BWRAP_PROBLEM}")
+    monkeypatch.setenv("GAIA_MAS_SANDBOX", request.param)
+    return request.param
+
+@pytest.fixture
+def bwrap(monkeypatch):
+    if BWRAP_PROBLEM: pytest.skip(f"bubblewrap unavailable: {BWRAP_PROBLEM}")
+    monkeypatch.setenv("GAIA_MAS_SANDBOX", "bwrap")
+
+@pytest.fixture
+def keys(monkeypatch):
+    "Fake API keys in the runner's environment."
+    for k, v in CANARIES.items(): monkeypatch.setenv(k, v)
+
+def live_with(text:str) -> list:
+    "Live processes on the host whose command line holds `text`."
+    found = []
+    for pid, (_, state, _, _) in et._proc_table().items():
+        if state == "Z" or pid == os.getpid(): continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if text.encode() in f.read(): found.append(pid)
+        except OSError: continue
+    return found
+
+def wait_for(cond, seconds:float=20):
+    "Poll `cond` until it is true or `seconds` pass; return its last value."
+    end = time.monotonic() + seconds
+    while not (v := cond()) and time.monotonic() < end: time.sleep(0.05)
+    return v
+
+def bounded(f, seconds:float=60):
+    "Run `f` in a thread; fail (instead of hanging) when it has not returned within `seconds`."
+    out, ctx = {}, contextvars.copy_context()  # the thread sees the caller's deadline
+    t = threading.Thread(target=lambda: out.setdefault("v", ctx.run(f)), daemon=True); t.start(); t.join(seconds)
+    assert not t.is_alive(), f"still running after {seconds} s"
+    return out["v"]
+
+# --- secrets and the runner ---------------------------------------------------------------------------------
+
+def test_code_cannot_see_api_keys(mode, keys):
+    with PythonSession(timeout=20) as s:
+        out = s.run("import os; print(dict(os.environ)); print(open('/proc/self/environ').read())")
+        if mode == "bwrap":  # every process it can see
+            out += s.run("import os, glob\nfor p in glob.glob('/proc/[0-9]*/environ'):\n"
+                         "    try: print(open(p).read())\n    except OSError: pass")
+    assert "HOME" in out and "PATH" in out
+    for v in CANARIES.values(): assert v not in out
+
+ATTACKS = """
+import json, os, signal, sys
+from gaia_mas.expert_tools import PythonSession
+with PythonSession(timeout=20) as s:
+    out = [s.run("import os; os.kill(os.getppid(), 9)"), s.run("import os; os.kill(%(pid)d, 9)"),
+           s.run("import os; os.kill(-1, 9)"), s.run("import os; os.killpg(0, 9)"),
+           s.run("import os; print(open('/proc/%(pid)d/environ').read())"), s.run("print(6 * 7)")]
+print(json.dumps(out))
+"""
+
+@needs_bwrap
+def test_code_cannot_kill_or_read_the_runner(tmp_path):
+    "The batch runs in a child process here, so a kill that works would show as that child dying."
+    env = os.environ | CANARIES | {"GAIA_MAS_SANDBOX": "bwrap"}
+    runner = subprocess.Popen([sys.executable, "-c", "import sys, time; sys.stdin.read()"], stdin=subprocess.PIPE, env=env)
+    try:
+        p = subprocess.run([sys.executable, "-c", ATTACKS % dict(pid=runner.pid)], env=env, capture_output=True, text=True,
+                           timeout=120, cwd=tmp_path)
+        assert p.returncode == 0, p.stderr[-2000:]
+        out = json.loads(p.stdout.strip().splitlines()[-1])
+        assert runner.poll() is None  # a process the code was told the pid of
+        assert "ProcessLookupError" in out[1] and "FileNotFoundError" in out[4]
+        test_text = "\n".join(out)
+        for v in CANARIES.values(): assert v not in test_text
+        assert out[-1] == "42"
+    finally: runner.kill(); runner.wait()
+
+@needs_bwrap
+def test_code_cannot_read_or_write_outside_scratch(bwrap, tmp_path):
+    (tmp_path / "secret.txt").write_text("canary-file-7a8b")
+    home = os.path.expanduser("~")
+    with PythonSession(timeout=20) as s:
+        code = textwrap.dedent(f"""
+            import os
+            for what, f in [("read", lambda: open({str(tmp_path / 'secret.txt')!r}).read()),
+                            ("ssh", lambda: os.listdir({home + '/.ssh'!r})),
+                            ("write", lambda: open({str(tmp_path / 'pwned')!r}, "w").write("x")),
+                            ("system", lambda: open("/usr/pwned", "w").write("x")),
+                            ("project", lambda: open({os.getcwd() + '/pwned'!r}, "w").write("x"))]:
+                try: print(what, "worked", f())
+                except OSError as e: print(what, "refused", type(e).__name__)
+            open("mine.txt", "w").write("ok"); print(open("mine.txt").read())""")
+        out, scratch = s.run(code), s.cwd
+        assert os.path.exists(f"{scratch}/mine.txt")
+    assert "read refused" in out and "ssh refused" in out and "canary-file-7a8b" not in out and out.endswith("ok")
+    assert not (tmp_path / "pwned").exists() and not os.path.exists(os.getcwd() + "/pwned")
+    assert not os.path.exists(scratch)
+
+@needs_bwrap
+def test_no_network_not_even_loopback(bwrap):
+    with socket.socket() as server, PythonSession(timeout=20) as s:
+        server.bind(("127.0.0.1", 0)); server.listen(); server.settimeout(0.5)
+        out = s.run(f"import socket\ntry: socket.create_connection(('127.0.0.1', {server.getsockname()[1]}), timeout=3); print('connected')\n"
+                    "except OSError as e: print('refused', type(e).__name__)")
+        with pytest.raises(socket.timeout): server.accept()
+    assert out.startswith("refused")
+
+@needs_bwrap
+def test_attachment_is_the_only_file_visible(bwrap, tmp_path):
+    (tmp_path / "task.txt").write_text("attached"); (tmp_path / "metadata.jsonl").write_text('{"Final answer": "gold-canary-55"}')
+    with python_session({"file": str(tmp_path / "task.txt")}):
+        assert python_repl_tool.invoke(f"open({str(tmp_path / 'task.txt')!r}).read()") == "'attached'"
+        out = python_repl_tool.invoke(f"import os; print(os.listdir({str(tmp_path)!r}))\n"
+                                      f"print(open({str(tmp_path / 'metadata.jsonl')!r}).read())")
+        denied = python_repl_tool.invoke(f"open({str(tmp_path / 'task.txt')!r}, 'a').write('x')")
+    assert "['task.txt']" in out and "FileNotFoundError" in out and "gold-canary-55" not in out
+    assert "Errno" in denied and (tmp_path / "task.txt").read_text() == "attached"
+
+# --- processes -----------------------------------------------------------------------------------------------
+
+def test_setsid_orphans_and_group_are_killed_on_close(mode):
+    mark = f"gaia-orphan-{secrets.token_hex(4)}"
+    code = textwrap.dedent(f"""
+        import os, subprocess, sys
+        sleeper = [sys.executable, "-c", "import time; time.sleep(120)", {mark!r}]
+        subprocess.Popen(sleeper)                               # same group
+        subprocess.Popen(sleeper, start_new_session=True)      # own session
+        pid = os.fork()
+        if pid == 0:                                           # double fork: an orphan in its own session, empty env
+            os.setsid()
+            if os.fork() == 0: os.execve(sys.executable, sleeper, {{}})
+            os._exit(0)
+        os.waitpid(pid, 0)
+        print("started")""")
+    with PythonSession(timeout=20) as s:
+        assert s.run(code) == "started"
+        assert len(wait_for(lambda: len(live_with(mark)) == 3 and live_with(mark))) == 3
+    assert wait_for(lambda: not live_with(mark), 10), live_with(mark)
+
+def test_timeout_kills_everything(mode):
+    mark = f"gaia-timeout-{secrets.token_hex(4)}"
+    code = (f"import os, subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', 'import os, time; os.setsid(); time.sleep(120)', {mark!r}])\n"
+            "time.sleep(120)")
+    with PythonSession(timeout=3) as s:
+        out = bounded(lambda: s.run(code))
+        assert "ran longer than 3 s" in out
+        assert wait_for(lambda: not live_with(mark), 10)
+        assert s.run("1 + 1") == "2"
+
+def test_partial_output_cannot_block_the_reader(mode):
+    "One byte on every descriptor of the worker, then sleep: the call still ends at its limit."
+    code = ("import os, time\nfor fd in map(int, os.listdir('/proc/self/fd')):\n"
+            "    try: os.write(fd, b'x') if fd > 2 else None\n    except OSError: pass\ntime.sleep(120)")
+    with PythonSession(timeout=3) as s:
+        assert "ran longer than 3 s" in bounded(lambda: s.run(code))
+        assert s.run("'fresh'") == "'fresh'"
+
+def test_forked_child_cannot_fake_or_block_a_reply(mode):
+    code = ("import os, time\nif os.fork() == 0:\n"
+            "    for fd in range(3, 64):\n        try: os.write(fd, b'{\"fake\": 1}')\n        except OSError: pass\n"
+            "    time.sleep(30); os._exit(0)\ntime.sleep(0.5)\n'real'")
+    with PythonSession(timeout=10) as s:
+        assert bounded(lambda: s.run(code)) == "'real'"
+        assert s.run("6 * 7") == "42"
+
+def test_question_deadline_bounds_the_call(mode):
+    with PythonSession(timeout=60) as s, deadline_scope(1.5):
+        assert "s and was stopped" in bounded(lambda: s.run("import time; time.sleep(120)"), 30)
+
+@pytest.mark.parametrize("m", ["bwrap", "process"])
+def test_fork_bomb_is_bounded(m, monkeypatch):
+    if m == "bwrap" and BWRAP_PROBLEM: pytest.skip(f"bubblewrap unavailable: {BWRAP_PROBLEM}")
+    if m == "process" and os.geteuid() == 0: pytest.skip("the kernel exempts root from RLIMIT_NPROC; only bwrap (which drops to nobody) bounds it")
+    monkeypatch.setenv("GAIA_MAS_SANDBOX", m)
+    code = ("import os, time\nn = 0\nfor _ in range(5000):\n    try: pid = os.fork()\n    except OSError: break\n"
+            "    if pid == 0: time.sleep(60); os._exit(0)\n    n += 1\nprint(n)")
+    with PythonSession(timeout=30) as s:
+        out = bounded(lambda: s.run(code))
+        marker = s.marker
+        assert out.isdigit() and int(out) < 1000, out
+    assert wait_for(lambda: not et._marked(marker), 10)
+    assert subprocess.run(["true"], timeout=10).returncode == 0  # the runner can still start processes
+
+def test_memory_and_file_size_limits(mode):
+    with PythonSession(timeout=20, memory_mb=300, file_mb=1) as s:
+        assert "memory limit" in s.run("x = bytearray(2 * 2**30)")
+        assert "File too large" in s.run("open('big', 'wb').write(b'x' * 2 * 2**20)")
+        assert s.run("'alive'") == "'alive'"
+
+# --- choosing the sandbox --------------------------------------------------------------------------------------
+
+def test_forced_bwrap_without_bwrap_is_a_clear_error(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path)); monkeypatch.setenv("GAIA_MAS_SANDBOX", "bwrap")
+    with pytest.raises(SandboxError, match="bubblewrap cannot run here: bwrap is not installed"):
+        with PythonSession() as s: s.run("1")
+    assert python_repl_tool.invoke("1").startswith("Error: GAIA_MAS_SANDBOX=bwrap")
+    monkeypatch.setenv("GAIA_MAS_SANDBOX", "docker")
+    with pytest.raises(SandboxError, match="not one of bwrap, process"): et.sandbox_mode()
+
+def test_fallback_says_once_that_code_runs_unisolated(monkeypatch, tmp_path, caplog, keys):
+    monkeypatch.setenv("PATH", str(tmp_path)); monkeypatch.delenv("GAIA_MAS_SANDBOX", raising=False)
+    monkeypatch.setattr(et, "_warned", [])
+    with caplog.at_level(logging.WARNING, logger="gaia_mas.expert_tools"):
+        with PythonSession(timeout=20) as s:
+            out = s.run("import os; sorted(os.environ)") + s.run("print(1)")
+        with PythonSession(timeout=20) as s: s.run("print(2)")
+    warnings = [r for r in caplog.records if "UNISOLATED" in r.getMessage()]
+    assert len(warnings) == 1 and "bwrap is not installed" in warnings[0].getMessage()
+    assert "OPENAI_API_KEY" not in out and "HOME" in out
+
+# --- calculator and unit converter, in a child process with a wall-clock limit --------------------------------
+
+CALC_PAYLOADS = ["max([[1]*10**7]*10**7)", "[[1]*100000]*100000", "[10**5]*10**8", "[[1]*10**7]*10**7",
+                 "9**9**9**9", "9**9**9", "factorial(10**6)", "comb(10**9, 5*10**8)", "perm(10**7)", "round(10**50, -10**9)",
+                 "10**60000 * 10**60000", "2**99999 * 2**99999 * 2**99999", "prod([2**90000, 2**90000])",
+                 "lcm(2**90000 + 1, 2**90000 - 1)", "1" * 10**6, "(" * 300 + "1" + ")" * 300, "-" * 900 + "1",
+                 "sum(" * 100 + "[1]" + ")" * 100, "isqrt(10**(10**6))", "ldexp(1, 10**9)", "(-8) ** 0.5",
+                 "sum([1]*10**9)", "max(*[1]*10**8)", "().__class__.__base__.__subclasses__()", "'1' * 10**9"]
+CALC_OK = {"1e308*10": "inf", "2**-10**9": "0.0", "2 ** 10": "1024"}
+UNIT_PAYLOADS = [("1" * 10**6 + " m", "km"), ("1 m", "k" * 10**6), ("(9**9**9) m", "km"), ("1 m", "m**(9**9**9)"),
+                 ("1 m", "((km**9)**9)**9"), ("2**10000000 m", "km"), ("1 m", "kilogram"), ("1 blargs", "m"), ("", "m")]
+
+CHILD = """
+import json, sys, time
+from gaia_mas.expert_tools import calculator, unit_converter
+out = []
+for kind, args in json.load(sys.stdin):
+    t = time.perf_counter()
+    try: r = "ok: " + (calculator.invoke(args) if kind == "calc" else unit_converter.invoke(dict(quantity=args[0], to_unit=args[1])))
+    except ValueError as e: r = "refused: " + str(e)
+    out.append([r[:200], round(time.perf_counter() - t, 4)])
+print(json.dumps(out))
+"""
+
+def run_child(items:list, timeout:float=120) -> list:
+    "Evaluate the payloads in a child process capped at 2 GB, which must finish within `timeout` (a stall fails the test)."
+    def cap():
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, 2 * 2**30))
+    p = subprocess.run([sys.executable, "-c", CHILD], input=json.dumps(items), capture_output=True, text=True,
+                       timeout=timeout, preexec_fn=cap)
+    assert p.returncode == 0, p.stderr[-2000:]
+    return json.loads(p.stdout)
+
+def test_calculator_payloads_are_refused_quickly():
+    out = run_child([["calc", p] for p in CALC_PAYLOADS] + [["calc", p] for p in CALC_OK])
+    for p, (r, secs) in zip(CALC_PAYLOADS, out): assert r.startswith("refused: "), (p[:60], r)
+    for (p, want), (r, _) in zip(CALC_OK.items(), out[len(CALC_PAYLOADS):]): assert r == f"ok: {want}", (p, r)
+
+def test_calculator_result_text_is_bounded():
+    (r, _), = run_child([["calc", "3 ** 60000"]])
+    assert r.startswith("ok: ") and "e+" in r and len(r) < 200
+
+def test_unit_converter_refuses_long_or_explosive_input():
+    out = run_child([["unit", list(a)] for a in UNIT_PAYLOADS])
+    for a, (r, _) in zip(UNIT_PAYLOADS, out): assert r.startswith("refused: "), (a[0][:40], a[1][:40], r)
+    assert "characters long" in out[0][0] and "characters long" in out[1][0] and "Powers" in out[2][0]
+    assert "Cannot convert" in out[6][0] and "Unknown unit" in out[7][0] and "empty" in out[8][0]
