@@ -316,10 +316,13 @@ class SQLiteKB(KnowledgeBase):
         return self._local.db
 
     def _write(self):
-        "A context manager: one IMMEDIATE transaction, committed on success and rolled back on error."
+        "A context manager: one IMMEDIATE transaction that bumps the write counter, committed on success and rolled back on error."
         kb = self
         class _Tx:
-            def __enter__(s): kb.db.execute("begin immediate"); return kb.db
+            def __enter__(s):
+                kb.db.execute("begin immediate")
+                kb.db.execute("insert into kb_info values ('version', '1') on conflict(key) do update set value = cast(value as integer) + 1")
+                return kb.db
             def __exit__(s, et, *_): kb.db.execute("rollback" if et else "commit")
         return _Tx()
 
@@ -346,14 +349,31 @@ class SQLiteKB(KnowledgeBase):
                f"where chunks_fts match ?{where} order by chunks_fts.rank limit ?")
         return self.db.execute(sql, [q, *params, n]).fetchall()
 
+    def _matrix(self):
+        "(ids, unit vectors) of every chunk, as NumPy arrays, reloaded when the file's write counter moves."
+        import numpy as np
+        version, cached = self.info("version"), getattr(self, "_mat", None)
+        if cached is None or cached[0] != version:
+            rows = self.db.execute("select rowid, embedding from chunks_vec").fetchall() if self.has_vectors() else []
+            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1) if rows else np.zeros((0, 1), np.float32)
+            mat = mat / np.maximum(np.linalg.norm(mat, axis=1, keepdims=True), 1e-12)
+            self._mat = cached = (version, ids, mat)
+        return cached[1], cached[2]
+
     def _vector(self, vec, n, conds):
-        if not conds:
-            rows = self.db.execute("select rowid, distance from chunks_vec where embedding match ? and k = ?", (_blob(vec), n)).fetchall()
-        else:
+        import numpy as np
+        ids, mat = self._matrix()
+        q = np.asarray(vec, dtype=np.float32); q /= max(float(np.linalg.norm(q)), 1e-12)
+        if conds:
             where, params = sqlite_where(conds)
-            rows = self.db.execute(f"select c.id, vec_distance_cosine(v.embedding, ?) d from chunks c join chunks_vec v on v.rowid = c.id "
-                                   f"where 1{where} order by d limit ?", [_blob(vec), *params, n]).fetchall()
-        return [(i, 1.0 - d) for i, d in rows]
+            keep = np.isin(ids, np.fromiter((r[0] for r in self.db.execute(f"select c.id from chunks c where 1{where}", params)), dtype=np.int64))
+            ids, mat = ids[keep], mat[keep]
+        if not len(ids): return []
+        sims = mat @ q
+        top = np.argpartition(-sims, n)[:n] if n < len(sims) else np.arange(len(sims))
+        top = top[np.argsort(-sims[top], kind="stable")]
+        return [(int(ids[i]), float(sims[i])) for i in top]
 
     def _filtered(self, n, conds):
         where, params = sqlite_where(conds)
