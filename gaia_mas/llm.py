@@ -198,17 +198,35 @@ class ServerChatOpenAI(ChatOpenAI):
         known = server_json_mode(self.server)
         return [known] if known else list(JSON_MODES)
 
+    def _should_stream(self, *, async_api:bool, run_manager=None, **kw) -> bool:
+        "JSON replies are never streamed, so that they always go through the format negotiation below."
+        return kw.get("response_format") is None and super()._should_stream(async_api=async_api, run_manager=run_manager, **kw)
+
+    def _fallback(self, e:openai.BadRequestError, modes:list, i:int) -> bool:
+        "Whether to try the next format after a 400."
+        if i + 1 == len(modes) or not _refuses_format(e): return False
+        log.info("model server %s refused response_format %s: %s", self.server, modes[i], str(e)[:200])
+        return True
+
     def _generate(self, messages, stop=None, run_manager=None, **kw) -> ChatResult:
         kw.setdefault("timeout", call_timeout(_seconds(self.request_timeout)))
         modes = self._modes(kw)
         for i, mode in enumerate(modes):
             try: result = self._once(messages, stop, run_manager, **_with_mode(kw, mode))
             except openai.BadRequestError as e:
-                if i + 1 == len(modes) or not _refuses_format(e): raise
-                log.info("model server %s refused response_format %s: %s", self.server, mode, str(e)[:200])
-                continue
-            if mode: _settle(self.server, mode)
-            return self._tag(result, mode)
+                if self._fallback(e, modes, i): continue
+                raise
+            return self._settled(result, mode)
+
+    async def _agenerate(self, messages, stop=None, run_manager=None, **kw) -> ChatResult:
+        kw.setdefault("timeout", call_timeout(_seconds(self.request_timeout)))
+        modes = self._modes(kw)
+        for i, mode in enumerate(modes):
+            try: result = await self._aonce(messages, stop, run_manager, **_with_mode(kw, mode))
+            except openai.BadRequestError as e:
+                if self._fallback(e, modes, i): continue
+                raise
+            return self._settled(result, mode)
 
     def _once(self, messages, stop, run_manager, **kw) -> ChatResult:
         "One call through the SDK; a reply cut at max_tokens comes back as it is, with our errors unwrapped."
@@ -218,17 +236,20 @@ class ServerChatOpenAI(ChatOpenAI):
             if (ours := _ours(e)) is None: raise
             raise ours from None
 
-    def _tag(self, result:ChatResult, mode:Optional[str]) -> ChatResult:
-        "Note on each reply how its JSON was asked for and the token limit it had."
+    async def _aonce(self, messages, stop, run_manager, **kw) -> ChatResult:
+        "`_once`, async."
+        try: return await super()._agenerate(messages, stop, run_manager, **kw)
+        except openai.LengthFinishReasonError as e: return self._create_chat_result(e.completion)
+        except openai.OpenAIError as e:
+            if (ours := _ours(e)) is None: raise
+            raise ours from None
+
+    def _settled(self, result:ChatResult, mode:Optional[str]) -> ChatResult:
+        "Remember the server's format, and note on each reply how its JSON was asked for and its token limit."
+        if mode: _settle(self.server, mode)
         for g in result.generations:
             g.message.response_metadata.update(max_tokens=self.max_tokens, **({"json_mode": mode} if mode else {}))
         return result
-
-    async def _agenerate(self, messages, stop=None, run_manager=None, **kw) -> ChatResult:
-        "The async path runs the sync one in a worker thread, so it follows the same rules."
-        import asyncio, contextvars
-        ctx = contextvars.copy_context()
-        return await asyncio.get_running_loop().run_in_executor(None, lambda: ctx.run(self._generate, messages, stop, None, **kw))
 
 # %% ../nbs/05_llm.ipynb #fe6d2f0a
 def openai_llm_factory(name:str, # agent name; the researcher and expert get no response format
