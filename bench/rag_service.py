@@ -12,7 +12,6 @@
    concurrent request, against the spec's 500 MB per request.
 """
 import argparse, asyncio, contextlib, os, signal, socket, statistics, subprocess, sys, tempfile, threading, time
-from pathlib import Path
 
 os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
 import httpx, psutil  # noqa: E402

@@ -362,7 +362,7 @@ def build_system(settings:dict, # from `serve_settings`
     "The RAG system `serve` runs: the knowledge base at `kb` and the models of the settings."
     from gaia_mas.rag.kb import open_kb
     from gaia_mas.rag.tools import make_rag_tools
-    from gaia_mas.rag.workflows import AGENT_ROLES, kb_url, make_rag_system, rag_llms
+    from gaia_mas.rag.workflows import kb_url, make_rag_system, rag_llms
     opts = {k: v for k, v in settings.items() if v is not None and k != "sessions"}
     kb = open_kb(kb_url(opts))
     llm = rag_llms(opts)

@@ -3,7 +3,7 @@ bad requests, internal failures, a schemathesis fuzz of the OpenAPI schema and 5
 
 The system behind the server is the real one (`make_rag_system(provider="scripted")`): the three workflows on the
 sample knowledge base with the scripted model, offline (`scripted_system`)."""
-import asyncio, contextlib, json, os
+import asyncio, json, os, time
 import httpx, pytest
 
 os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
@@ -169,6 +169,7 @@ def test_fifty_concurrent_requests_across_the_endpoints_all_succeed(tmp_path):
             paths = [(CHAT + [f"{p}/stream" for p in CHAT])[i % 8] for i in range(50)]
             return await asyncio.gather(*(c.post(p, json={"question": Q, "session_id": f"load-{i}"}) for i, p in enumerate(paths)))
     with LiveServer(create_app(scripted(latency=0.05), sessions=f"sqlite:///{tmp_path}/s.sqlite")) as url:
-        rs = asyncio.run(go(url))
+        t0 = time.monotonic(); rs = asyncio.run(go(url)); wall = time.monotonic() - t0
+    print(f"load: 50 concurrent requests over 8 endpoints, statuses {sorted({r.status_code for r in rs})}, {wall:.1f}s in all")
     assert [r.status_code for r in rs] == [200] * 50
     assert all(r.json()["answer"] if "stream" not in str(r.url) else events(r.text)[-1][0] == "answer" for r in rs)
