@@ -50,7 +50,6 @@ def test_kill_9_and_resume(tmp_path):
     assert sorted(counts) == ids and set(counts.values()) == {1}
     assert all(r["status"] == "ok" and r["model_answer"] == "42" for r in records)
     assert resumed, "the questions in flight at the kill should continue from their checkpoints"
-    assert min(calls_after_resume.values()) < 7, "a resumed question should reuse the calls its checkpoints saved"
 
 
 def test_ctrl_c_finishes_in_flight_then_resume(tmp_path):
