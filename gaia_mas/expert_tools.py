@@ -121,7 +121,7 @@ def _check_tree(tree:ast.AST):
         if seen > _MAX_NODES: raise ValueError(f"the expression has more than {_MAX_NODES} parts; split it into smaller steps")
         if depth > _MAX_DEPTH: raise ValueError(f"the expression is nested more than {_MAX_DEPTH} levels deep")
         if isinstance(node, (ast.List, ast.Tuple)) and not list_ok:
-            raise ValueError("a list is only allowed as the argument of min, max, sum, fsum or prod: the calculator computes numbers, not sequences")
+            raise ValueError("a list may only be the argument of min, max, sum, fsum or prod; the calculator builds no sequences")
         seq_call = isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _SEQ_FUNCS
         todo += [(c, depth + 1, seq_call and any(c is a for a in node.args)) for c in ast.iter_child_nodes(node)]
 
@@ -214,8 +214,8 @@ def forget_channel():
     for fd in (REQ, REP):
         with contextlib.suppress(OSError): os.close(fd)
 os.register_at_fork(after_in_child=forget_channel)
-if config.get("subreaper"):
-    import ctypes; ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)
+if config.get("subreaper"):  # orphans come back to the worker, and the worker dies with the runner
+    import ctypes; ctypes.CDLL(None).prctl(36, 1, 0, 0, 0); ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)
 if config.get("uid") is not None:
     os.setgroups([]); os.setgid(config["uid"]); os.setuid(config["uid"])
 for name, value in config["limits"].items():
