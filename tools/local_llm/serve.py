@@ -59,7 +59,12 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM): signal.signal(sig, lambda *_: stop.set())
-    server = start(a.model, a.host, a.port, a.ctx, a.parallel, a.template or None, a.threads)
+    if a.model and not Path(a.model).is_file(): ap.error(f"no model file at {a.model}")
+    try: server = start(a.model, a.host, a.port, a.ctx, a.parallel, a.template or None, a.threads)
+    except RuntimeError as e:
+        print(f"serve.py: llama.cpp could not start on {a.host}:{a.port} ({e}): is the port taken? "
+              "--port 0 picks a free one; the log above says more", file=sys.stderr)
+        return 1
     print(f"serving {server.listening_address.rstrip('/')}/v1", flush=True)
     parent = os.getppid()
     while not stop.wait(0.5):
