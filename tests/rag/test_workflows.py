@@ -142,7 +142,7 @@ def test_parallel_branch_times_out(tools):
     r = ask(failing(["structured_rag"], stall=3), tools, pattern="parallel", branch=0.5)
     assert set(r["evaluation_scores"]) == {"agentic_rag", "research_agent"}
     assert r["metadata"]["cut_short"] == ["structured_rag"] and "timed out" in r["metadata"]["branch_errors"]["structured_rag"]
-    assert r["metadata"]["total_time"] < 3, "the stalled branch was not waited for"
+    assert r["metadata"]["total_time"] < 2.5, "the stalled branch was not waited for"
 
 
 def test_every_branch_fails_error_not_exception(tools):
@@ -173,10 +173,10 @@ def test_combine_fails_joined_results(tools):
 
 
 def test_total_time_limit_cuts_short_never_raises(tools):
-    r = ask(scripted_rag_llm(latency=0.3), tools, sequential=0.45)
+    r = ask(failing(["synthesis"], stall=30), tools, sequential=1.0)
     md = r["metadata"]
-    assert "synthesis" in md["cut_short"] and r["answer"] and "error" not in md
-    assert md["total_time"] < 1.5
+    assert md["cut_short"] == ["synthesis"] and r["answer"] and "error" not in md
+    assert md["total_time"] < 10, "the stalled synthesis was not waited for"
 
 
 def test_supervisor_total_limit(tools):
@@ -208,7 +208,7 @@ def test_branches_overlap(tools, pattern, q, roles):
     assert len(first) >= 3
     assert max(s[1] for s in first) < min(s[2] for s in first), f"calls did not overlap: {first}"
     serial = 0.3 * len(llm.spans)
-    assert r["metadata"]["total_time"] < 0.75 * serial, (r["metadata"]["total_time"], len(llm.spans))
+    assert r["metadata"]["total_time"] < 0.85 * serial, (r["metadata"]["total_time"], len(llm.spans))
 
 
 MERMAID = {
