@@ -139,10 +139,10 @@ def test_parallel_branch_fails_others_go_on(tools):
 
 
 def test_parallel_branch_times_out(tools):
-    r = ask(failing(["structured_rag"], stall=3), tools, pattern="parallel", branch=0.5)
+    r = ask(failing(["structured_rag"], stall=10), tools, pattern="parallel", branch=0.5)
     assert set(r["evaluation_scores"]) == {"agentic_rag", "research_agent"}
     assert r["metadata"]["cut_short"] == ["structured_rag"] and "timed out" in r["metadata"]["branch_errors"]["structured_rag"]
-    assert r["metadata"]["total_time"] < 2.5, "the stalled branch was not waited for"
+    assert r["metadata"]["total_time"] < 5, "the stalled branch was not waited for"
 
 
 def test_every_branch_fails_error_not_exception(tools):
