@@ -240,7 +240,7 @@ while True:
             tb = e.__traceback__
             while tb is not None and tb.tb_frame.f_code.co_filename != "<cell>": tb = tb.tb_next
             traceback.print_exception(type(e), e, tb)
-    send(out.getvalue()[:1_000_000])
+    send(out.getvalue()[:500_000])
 """
 
 def _report(out:str, memory_mb:int) -> str:
@@ -420,7 +420,7 @@ def _write_all(fd:int, data:bytes, deadline:float):
             except BlockingIOError: continue
             except OSError: raise _Stopped("exited") from None
 
-def _read_frame(fd:int, nonce:bytes, deadline:float, most:int=4_000_000):
+def _read_frame(fd:int, nonce:bytes, deadline:float, most:int=8_000_000):
     "Read one reply `nonce + 8-byte length + JSON` from the non-blocking `fd` before `deadline`; partial output never blocks."
     buf, head = bytearray(), len(nonce) + 8
     with selectors.DefaultSelector() as sel:
@@ -577,6 +577,7 @@ def python_repl_tool(code:str, # Python code to run; print() what you want to se
             with PythonSession(**_limits()) as s: out = s.run(code)
         else: out = s.run(code)
     except SandboxError as e: log.error("%s", e); return f"Error: {e}"
+    except OSError as e: log.error("Cannot start the Python sandbox: %s", e); return f"Error: the Python sandbox could not start: {e}"
     return truncate_text(out, tool_budget(), "Print less: a slice, a summary, or the value you need.")
 
 # %% ../nbs/06_expert_tools.ipynb #6a67c630
