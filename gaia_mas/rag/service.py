@@ -7,8 +7,8 @@ __all__ = ['log', 'Pattern', 'PATTERN_NAMES', 'MAX_QUESTION', 'MAX_BODY', 'MAX_C
            'SERVE_ENV', 'ChatRequest', 'AutoChatRequest', 'SequentialMetadata', 'ParallelMetadata',
            'SupervisorMetadata', 'ChatResponse', 'SequentialResponse', 'ParallelResponse', 'SupervisorResponse',
            'AutoResponse', 'open_sessions', 'create_app', 'scripted_system', 'LiveServer', 'serve_settings',
-           'app_from_env', 'build_system', 'cmd_serve', 'default_sessions', 'langgraph_provider', 'langgraph_workflow',
-           'sequential_graph', 'parallel_graph', 'supervisor_graph', 'gaia_graph']
+           'app_from_env', 'build_system', 'preflight', 'cmd_serve', 'default_sessions', 'langgraph_provider',
+           'langgraph_workflow', 'sequential_graph', 'parallel_graph', 'supervisor_graph', 'gaia_graph']
 
 # %% ../../nbs/27_rag_service.ipynb #69fbfff8
 import asyncio, contextlib, functools, inspect, json, logging, os, secrets, time, uuid
@@ -371,12 +371,30 @@ def build_system(settings:dict, # from `serve_settings`
     system.kb, system.provider = kb, opts.get("provider", "scripted")
     return system
 
-# %% ../../nbs/27_rag_service.ipynb #1f79e8ca
+# %% ../../nbs/27_rag_service.ipynb #344fc7f4
+def preflight(settings:dict) -> Optional[str]:
+    "What stops `serve` from starting (the knowledge base does not open, a model has no key), before uvicorn starts; None if nothing."
+    from gaia_mas.rag.kb import open_kb
+    from gaia_mas.rag.workflows import kb_url, rag_llms
+    opts = {k: v for k, v in settings.items() if v is not None and k != "sessions"}
+    try: rag_llms(opts)
+    except Exception as e: return f"the models cannot be built: {e} (or use --provider scripted for a dry run)"
+    try: open_kb(kb_url(opts)).stats()
+    except Exception as e: return _redact(f"the knowledge base at --kb does not open: {type(e).__name__}: {e}")
+    return None
+
+def _redact(text:str) -> str:
+    "The text with the passwords of any URLs in it masked."
+    import re
+    return re.sub(r"(://[^:/@\s]+):[^@\s]+@", r"\1:***@", text)
+
 def cmd_serve(args:Any) -> int:
-    "`gaia-mas serve`: run the service on uvicorn until interrupted."
-    import uvicorn
+    "`gaia-mas serve`: run the service on uvicorn until interrupted; 2 if it cannot start."
+    import sys, uvicorn
     settings = serve_settings(args)
     if settings.get("sessions") is None: settings["sessions"] = default_sessions(settings.get("kb"))
+    if problem := preflight(settings):
+        print(f"gaia-mas serve: {problem}", file=sys.stderr); return 2
     os.environ[SERVE_ENV] = json.dumps(settings)
     if getattr(args, "api_key", None): os.environ["GAIA_MAS_API_KEY"] = args.api_key
     host, port, workers = getattr(args, "host", "127.0.0.1"), getattr(args, "port", 8000), getattr(args, "workers", 1) or 1
@@ -391,7 +409,7 @@ def default_sessions(kb:Optional[str]) -> str:
     if kb and kb.startswith("sqlite:///"): return "sqlite:///" + str(Path(kb.removeprefix("sqlite:///")).with_name("sessions.sqlite"))
     return "sqlite:///" + str(Path(os.environ.get("GAIA_MAS_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home()/".cache")/"gaia_mas")/"sessions.sqlite")
 
-# %% ../../nbs/27_rag_service.ipynb #ee8992a2
+# %% ../../nbs/27_rag_service.ipynb #281a8d3b
 def langgraph_provider() -> str:
     "$GAIA_MAS_PROVIDER, else openai when a key or an OpenAI-compatible server is configured, else scripted."
     if os.environ.get("GAIA_MAS_PROVIDER"): return os.environ["GAIA_MAS_PROVIDER"]
