@@ -552,6 +552,21 @@ def salvage(state:dict, what:str) -> dict:
     if partial: return {**state, "final_answer": partial}
     return {**state, "error": state.get("error") or f"the {what} was reached before any answer"}
 
+async def _pump(graph, state:dict, cfg:dict, total:float, queue:asyncio.Queue) -> None:
+    "Run `graph` under its total time limit, putting each streamed chunk on `queue`, then None (or the exception)."
+    try:
+        with deadline_scope(total):
+            async for item in graph.astream(state, cfg, stream_mode=["updates", "values"]): await queue.put(item)
+        await queue.put(None)
+    except Exception as e: await queue.put(e)
+
+async def _stop(task:asyncio.Task) -> None:
+    "Cancel `task` if it still runs, and wait for it to end."
+    if task.done(): return
+    task.cancel()
+    try: await task
+    except (asyncio.CancelledError, Exception): pass
+
 @patch
 async def astream(self:RagSystem, question:str, session_id:str, pattern:str="auto") -> AsyncIterator[dict]:
     "Node events as each node finishes (`{'event': 'node', 'node', 'elapsed'}`), then `{'event': 'answer', **response}`."
@@ -561,18 +576,19 @@ async def astream(self:RagSystem, question:str, session_id:str, pattern:str="aut
         yield {"event": "node", "node": "select_pattern", "elapsed": round(time.monotonic() - t0, 3), "pattern": pattern}
     graph, cfg, total = self.graphs[pattern], self.config(session_id, pattern), self.limits.total(pattern)
     state = {**create_initial_state(question, session_id, pattern), "history": await self.history(session_id), "started_at": time.time()}
-    final, cut = state, []
-    with deadline_scope(total):
-        stream = graph.astream(state, cfg, stream_mode=["updates", "values"])
-        try:
-            while True:
-                mode, chunk = await asyncio.wait_for(stream.__anext__(), max(0.01, time_left(total)) + 1.0)
-                if mode == "values": final = chunk; continue
-                for node in chunk: yield {"event": "node", "node": node, "elapsed": round(time.monotonic() - t0, 3)}
-        except StopAsyncIteration: pass
-        except asyncio.TimeoutError:
-            cut = [f"{pattern} total time limit ({total:g}s)"]; await stream.aclose()
-            final = (await graph.aget_state(cfg)).values or final
+    final, cut, queue = state, [], asyncio.Queue()
+    task = asyncio.create_task(_pump(graph, state, cfg, total, queue))  # the run has its own context: the deadline stays inside it
+    hard = time.monotonic() + total + 1.0
+    try:
+        while (item := await asyncio.wait_for(queue.get(), max(0.01, hard - time.monotonic()))) is not None:
+            if isinstance(item, BaseException): raise item
+            mode, chunk = item
+            if mode == "values": final = chunk; continue
+            for node in chunk: yield {"event": "node", "node": node, "elapsed": round(time.monotonic() - t0, 3)}
+    except asyncio.TimeoutError:
+        cut = [f"{pattern} total time limit ({total:g}s)"]
+        await _stop(task); final = (await graph.aget_state(cfg)).values or final
+    finally: await _stop(task)
     if cut and not final.get("final_answer"): final = salvage(final, cut[0])
     resp = make_response(pattern, final, time.monotonic() - t0, session_id, reasoning)
     if cut: resp["metadata"]["cut_short"] = [*resp["metadata"].get("cut_short", []), *cut]

@@ -277,3 +277,16 @@ def test_run_that_ignores_its_deadline_is_cut_by_the_system(tools, monkeypatch):
     md = r["metadata"]
     assert md["cut_short"] == ["sequential total time limit (0.3s)"] and "was reached before any answer" in md["error"]
     assert md["total_time"] < 2.5 and r["answer"].startswith("No answer")
+
+
+def test_astream_closed_early_cancels_the_run(tools):
+    "A client that stops reading (an SSE connection closed) stops the run: no task is left behind."
+    rag = RagSystem(scripted_rag_llm(latency=0.2), tools)
+    async def go():
+        gen = rag.astream(Q1, "early", "parallel")
+        first = await gen.__anext__()
+        await gen.aclose()
+        await asyncio.sleep(0.1)
+        return first, [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    first, left = asyncio.run(go())
+    assert first["node"] == "parallel_branch" and not left, left
