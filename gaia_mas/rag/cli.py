@@ -84,6 +84,8 @@ def cmd_rm(args:argparse.Namespace) -> int:
 def cmd_search(args:argparse.Namespace) -> int:
     "gaia-mas rag search: ranked passages with citations."
     filters = parse_filters(args.filter)
+    if isinstance(filters.get("source"), dict) and "prefix" in filters["source"]:  # a path prefix as typed: make it absolute like the stored sources
+        filters["source"]["prefix"] = str(Path(filters["source"]["prefix"]).resolve()) + ("/" if filters["source"]["prefix"].endswith("/") else "")
     if not args.query.strip(): raise ValueError("empty query: give the words or question to search for, e.g. gaia-mas rag search 'circuit breaker'")
     with _open(args) as kb:
         hits = kb.search(args.query, mode=args.mode, k=args.k, filters=filters or None)
@@ -100,7 +102,8 @@ def cmd_stats(args:argparse.Namespace) -> int:
     sem = "on" if s["vectors"] and s["embedder_available"] else "off"
     print(f"knowledge base  {s['url']} ({s['backend']})\ndocuments       {s['documents']}\nchunks          {s['chunks']}\n"
           f"vectors         {s['vectors']}\nembedding model {s['embedding_model'] or 'none'} (semantic search {sem})\n"
-          f"size            {s['size_bytes'] / 2**20:.1f} MiB\nfields          {', '.join(s['fields'])}")
+          f"size            {s['size_bytes'] / 2**20:.1f} MiB ({', '.join(f'{k} {v / 2**20:.2f}' for k, v in s['index_bytes'].items())})\n"
+          f"fields          {', '.join(s['fields'])}")
     return 0
 
 def cmd_rag_ask(args:argparse.Namespace) -> int:

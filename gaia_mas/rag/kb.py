@@ -468,10 +468,14 @@ class SQLiteKB(KnowledgeBase):
         one = lambda sql: self.db.execute(sql).fetchone()[0]
         vec = bool(self.db.execute("select 1 from sqlite_master where name='chunks_vec'").fetchone())
         size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
+        idx = {"text": one("select coalesce(sum(length(text) + length(metadata)), 0) from chunks"),
+               "keyword": one("select coalesce(sum(length(block)), 0) from chunks_fts_data") + one("select coalesce(sum(length(c0) + length(c1) + length(c2)), 0) from chunks_fts_content"),
+               "vector": one("select coalesce(sum(length(vectors)), 0) from chunks_vec_vector_chunks00") if vec else 0,
+               "embedding_cache": one("select coalesce(sum(length(vector)), 0) from embed_cache")}
         return {"url": self.url, "backend": "sqlite", "documents": one("select count(*) from documents"),
                 "chunks": one("select count(*) from chunks"), "vectors": one("select count(*) from chunks_vec") if vec else 0,
                 "embedding_model": self.info("embedding_model"), "embedder_available": self.embeddings is not None,
-                "size_bytes": size, "fields": sorted(self.fields())}
+                "size_bytes": size, "index_bytes": idx, "fields": sorted(self.fields())}
 
 # %% ../../nbs/20_rag_kb.ipynb #f591f5a5
 _PG_SCHEMA = """
@@ -627,6 +631,9 @@ class PostgresKB(KnowledgeBase):
                 "vectors": one("select count(embedding) from chunks") if self._has_vec_col() else 0,
                 "embedding_model": self.info("embedding_model"), "embedder_available": self.embeddings is not None,
                 "size_bytes": one("select pg_total_relation_size('chunks') + pg_total_relation_size('documents') + pg_total_relation_size('embed_cache')"),
+                "index_bytes": {"text": one("select pg_table_size('chunks')"), "keyword": one("select pg_relation_size('chunks_tsv')"),
+                                "vector": one("select coalesce(pg_relation_size(to_regclass('chunks_hnsw')), 0)"),
+                                "metadata": one("select pg_relation_size('chunks_meta')"), "embedding_cache": one("select pg_total_relation_size('embed_cache')")},
                 "fields": sorted(self.fields())}
 
 # %% ../../nbs/20_rag_kb.ipynb #4d7800df

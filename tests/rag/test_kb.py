@@ -30,6 +30,7 @@ def test_ingest_and_search_every_mode(kb_url, docs):
         assert len(rep.added) == 7 and not rep.skipped and rep.chunks > 7
         s = kb.stats()
         assert s["documents"] == 7 and s["chunks"] == s["vectors"] == rep.chunks and s["embedding_model"] == "hash-64"
+        assert {"text", "keyword", "vector"} <= set(s["index_bytes"]) and all(v > 0 for k, v in s["index_bytes"].items() if k != "metadata")
         for mode in ("keyword", "semantic", "hybrid"):
             hits = kb.search("What is a circuit breaker?", mode=mode, k=3)
             assert hits and not hits.warnings, mode
