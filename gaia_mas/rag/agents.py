@@ -5,18 +5,19 @@
 # %% ../../nbs/25_rag_agents.ipynb #e7e97792
 from __future__ import annotations
 import asyncio, json, logging, re, time
-from typing import Any, Callable, Optional, Sequence
+from typing import Annotated, Any, Callable, Literal, Optional, Sequence, TypedDict
 from langchain_core.messages import HumanMessage, SystemMessage
 from ..llm import validate_or_repair
+from ..state import Range
 from ..utils import call_timeout, load_prompt_from_file, prompts_dir, time_left
 
 # %% auto #0
-__all__ = ['log', 'RESEARCH_SCHEMA', 'ANALYSIS_SCHEMA', 'SYNTHESIS_SCHEMA', 'CRITERIA', 'EVALUATOR_SCHEMA', 'WORKERS',
+__all__ = ['log', 'RESEARCH_SCHEMA', 'ANALYSIS_SCHEMA', 'Score', 'SYNTHESIS_SCHEMA', 'CRITERIA', 'EVALUATOR_SCHEMA', 'WORKERS',
            'DEFAULT_WORKERS', 'PLAN_SCHEMA', 'COMBINE_SCHEMA', 'SEARCH_ORDER', 'WORKER_SCHEMA', 'ANSWER_SCHEMA',
            'rag_prompt', 'request', 'read_sections', 'passages', 'as_context', 'cited', 'ajson', 'score', 'search',
            'search_with_fallback', 'dedupe', 'history_lines', 'ResearchAgent', 'standalone_question', 'condense',
-           'AnalysisAgent', 'keep_citations', 'SynthesisAgent', 'heuristic_scores', 'EvaluatorAgent', 'worker_key',
-           'SupervisorAgent', 'Worker', 'StructuredRag', 'AgenticRag']
+           'AnalysisAgent', 'keep_citations', 'SynthesisAgent', 'CandidateScores', 'heuristic_scores', 'model_scores',
+           'EvaluatorAgent', 'WorkerTask', 'worker_key', 'SupervisorAgent', 'Worker', 'StructuredRag', 'AgenticRag']
 
 # %% ../../nbs/25_rag_agents.ipynb #80edd811
 log = logging.getLogger(__name__)
@@ -224,8 +225,9 @@ def AnalysisAgent(llm, # the analysis agent's model
                                     "was_summarized": summarized}}
     return analysis
 
-# %% ../../nbs/25_rag_agents.ipynb #5221ec7a
-SYNTHESIS_SCHEMA = {"final_answer": str, "confidence": float, "citations": list[str]}
+# %% ../../nbs/25_rag_agents.ipynb #1cec26fe
+Score = Annotated[float, Range(0, 1)]
+SYNTHESIS_SCHEMA = {"final_answer": str, "confidence": Score, "citations": list[str]}
 
 def keep_citations(answer:str, claimed:Sequence[str], context:Sequence[str]) -> list[str]:
     "The citations of `answer` that name a passage of `context`: claimed ones first, then its markers, else all."
@@ -244,14 +246,22 @@ def SynthesisAgent(llm, # the synthesis agent's model
                       documents=ctx)
         out = await ajson(llm, [SystemMessage(sys), HumanMessage(msg)], SYNTHESIS_SCHEMA, "synthesis", limit)
         answer = out["final_answer"].strip()
-        return {"final_answer": answer, "confidence": score(out["confidence"], 0.5),
+        return {"final_answer": answer, "confidence": round(out["confidence"], 3),
                 "citations": keep_citations(answer, out["citations"], ctx),
                 "metadata": {"synthesis_time": round(time.monotonic() - t0, 3), "answer_length": len(answer)}}
     return synthesis
 
 # %% ../../nbs/25_rag_agents.ipynb #8c11b769
 CRITERIA = ("relevance", "completeness", "clarity", "usefulness")
-EVALUATOR_SCHEMA = {"scores": dict, "selected_agent": str, "reasoning": str}
+class CandidateScores(TypedDict):
+    "The evaluator's scores of one candidate answer."
+    agent: str
+    relevance: Score
+    completeness: Score
+    clarity: Score
+    usefulness: Score
+
+EVALUATOR_SCHEMA = {"scores": list[CandidateScores], "selected_agent": str, "reasoning": str}
 
 def heuristic_scores(question:str, answer:str) -> dict[str, float]:
     "Rough criteria scores: overlap with the question, citations, length."
@@ -262,10 +272,10 @@ def heuristic_scores(question:str, answer:str) -> dict[str, float]:
 
 def _flat(name:str) -> str: return re.sub(r"[\W_]", "", str(name)).lower()
 
-def _criteria(raw:Any) -> dict[str, float]:
-    "A candidate's criteria scores from the model's reply (a dict, or one number for all)."
-    if not isinstance(raw, dict): return {c: score(raw) for c in CRITERIA}
-    return {c: score(raw.get(c, raw.get(c.capitalize()))) for c in CRITERIA}
+def model_scores(rows:Sequence[dict], cands:dict, question:str) -> dict[str, dict[str, float]]:
+    "Each candidate's criteria from the model's rows (matched by name); the heuristic for a candidate it left out."
+    by = {_flat(r["agent"]): {c: r[c] for c in CRITERIA} for r in rows}
+    return {n: by.get(_flat(n)) or heuristic_scores(question, a) for n, a in cands.items()}
 
 # %% ../../nbs/25_rag_agents.ipynb #83354a8c
 def EvaluatorAgent(llm, # the evaluator's model
@@ -280,7 +290,7 @@ def EvaluatorAgent(llm, # the evaluator's model
         msg = request(question=q, answers=[f"### {name}\n{a}" for name, a in cands.items()])
         try:
             out = await ajson(llm, [SystemMessage(sys), HumanMessage(msg)], EVALUATOR_SCHEMA, "evaluator", limit)
-            per = {n: _criteria((out["scores"] or {}).get(n)) for n in cands}; reasoning, pick = out["reasoning"], out["selected_agent"].strip()
+            per = model_scores(out["scores"], cands, q); reasoning, pick = out["reasoning"], out["selected_agent"].strip()
         except Exception as e:
             per = {n: heuristic_scores(q, a) for n, a in cands.items()}; pick = ""
             reasoning = f"The evaluator model failed ({type(e).__name__}: {e}); scored by overlap, citations and length."
@@ -295,7 +305,12 @@ def EvaluatorAgent(llm, # the evaluator's model
 WORKERS = {"retrieval_worker": "RetrievalWorker", "analysis_worker": "AnalysisWorker", "code_worker": "CodeWorker",
            "comparison_worker": "ComparisonWorker", "explanation_worker": "ExplanationWorker"}
 DEFAULT_WORKERS = ("retrieval_worker", "analysis_worker", "explanation_worker")
-PLAN_SCHEMA = {"supervisor_plan": str, "workers": list[str], "tasks": dict}
+class WorkerTask(TypedDict):
+    "One worker the supervisor chose, and its task."
+    worker: str
+    task: str
+
+PLAN_SCHEMA = {"supervisor_plan": str, "tasks": list[WorkerTask]}
 COMBINE_SCHEMA = {"final_answer": str, "citations": list[str]}
 
 def worker_key(name:str) -> Optional[str]:
@@ -315,8 +330,8 @@ def SupervisorAgent(llm, # the supervisor's model
         t0, q = time.monotonic(), inp.get("standalone_question") or inp["question"]
         msg = request(question=q, earlier_turns=history_lines(inp.get("history") or []))
         out = await ajson(llm, [SystemMessage(sys), HumanMessage(msg)], PLAN_SCHEMA, "supervisor", limit)
-        workers = list(dict.fromkeys(k for w in out["workers"] if (k := worker_key(w))))
-        tasks = {worker_key(k): str(v) for k, v in (out["tasks"] if isinstance(out["tasks"], dict) else {}).items() if worker_key(k)}
+        tasks = {k: t["task"] for t in out["tasks"] if (k := worker_key(t["worker"]))}
+        workers = list(tasks)
         return {"supervisor_plan": out["supervisor_plan"], "workers_used": workers or list(DEFAULT_WORKERS),
                 "tasks": {w: tasks.get(w, q) for w in workers or DEFAULT_WORKERS},
                 "metadata": {"planning_time": round(time.monotonic() - t0, 3)}}

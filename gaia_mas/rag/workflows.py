@@ -6,7 +6,7 @@
 from __future__ import annotations
 import asyncio, json, logging, re, time
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable, Optional, Sequence
+from typing import Any, AsyncIterator, Callable, Literal, Optional, Sequence
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
@@ -144,13 +144,13 @@ def _reply(messages) -> Any:
         ans = dict(re.findall(r"### (\w+)\n(.*?)(?=\n### |\Z)", s.get("answers", ""), re.S))
         scores = {n: heuristic_scores(q, a) for n, a in ans.items()}
         best = max(scores, key=lambda n: sum(scores[n].values())) if scores else ""
-        return {"scores": scores, "selected_agent": best, "reasoning": f"{best} covers the question most completely and cites its sources."}
+        return {"scores": [{"agent": n, **c} for n, c in scores.items()], "selected_agent": best, "reasoning": f"{best} covers the question most completely and cites its sources."}
     if role == "supervisor":
         ws = ["RetrievalWorker"] + [w for pat, w in ((r"\b(code|implement|example)", "CodeWorker"), (r"\b(compare|versus|vs|differ)", "ComparisonWorker"),
                                                    (r"\b(implement|best practice|microservice)", "AnalysisWorker"), (r"\b(what is|explain|how does)", "ExplanationWorker"))
                                     if re.search(pat, q.lower())]
         ws = ws if len(ws) > 1 else ws + ["ExplanationWorker"]
-        return {"supervisor_plan": "Use " + ", ".join(ws) + f" for: {q}", "workers": ws, "tasks": {w: q for w in ws}}
+        return {"supervisor_plan": "Use " + ", ".join(ws) + f" for: {q}", "tasks": [{"worker": w, "task": q} for w in ws]}
     if role == "combine":
         parts = s.get("worker_results", "").replace("### ", "").strip()
         miss = s.get("missing_workers", "")
@@ -466,8 +466,8 @@ def build_workflow(pattern:str, # "sequential", "parallel" or "supervisor"
     if pattern not in _BUILDERS: raise ValueError(f"Unknown pattern {pattern!r}: use one of {', '.join(PATTERNS)}.")
     return _BUILDERS[pattern](llm, tools, checkpointer, limits)
 
-# %% ../../nbs/26_rag_workflows.ipynb #0007e64b
-SELECTOR_SCHEMA = {"pattern": str, "reasoning": str}
+# %% ../../nbs/26_rag_workflows.ipynb #5daaaca8
+SELECTOR_SCHEMA = {"pattern": Literal["sequential", "parallel", "supervisor"], "reasoning": str}
 
 async def aselect_pattern(question:str, llm, limit:float=30) -> tuple[str, str]:
     "(pattern, reasoning): the model's choice, or the rule-based one when it fails."

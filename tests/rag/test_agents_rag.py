@@ -75,7 +75,7 @@ def test_analysis_summarizes_long_context(tools):
 
 def test_synthesis_keeps_only_retrieved_citations():
     ctx = ["[a.md § One] Breakers fail fast.", "[b.md § Two] Half-open probes."]
-    reply = {"final_answer": "They fail fast [a.md § One] [ghost.md].", "confidence": 3, "citations": ["ghost.md"]}
+    reply = {"final_answer": "They fail fast [a.md § One] [ghost.md].", "confidence": "0.3", "citations": ["ghost.md"]}
     out = run(SynthesisAgent(ScriptedChatModel(responder=reply))({"question": Q, "analyzed_info": "", "research_context": ctx}))
     assert out["citations"] == ["a.md § One"] and out["confidence"] == 0.3
     assert set(out["metadata"]) == {"synthesis_time", "answer_length"}
@@ -83,19 +83,28 @@ def test_synthesis_keeps_only_retrieved_citations():
 
 def test_evaluator_checks_the_model():
     cands = {"structured_rag": "Short [a.md].", "agentic_rag": "Longer answer about circuit breakers [a.md][b.md]."}
-    reply = {"scores": {"structured_rag": 0.4, "agentic_rag": {"relevance": "90%", "completeness": 8, "clarity": 1.0, "usefulness": 0.7}},
+    reply = {"scores": [{"agent": "agentic_rag", "relevance": "0.9", "completeness": 8, "clarity": 1.0, "usefulness": 0.7},
+                        {"agent": "Structured RAG", "relevance": 0.4, "completeness": 0.4, "clarity": -2, "usefulness": 0.8}],
              "selected_agent": "AgenticRAG", "reasoning": "complete"}
     out = run(EvaluatorAgent(ScriptedChatModel(responder=reply))({"question": Q, "candidate_answers": cands}))
-    assert out["evaluation_scores"] == {"structured_rag": 0.4, "agentic_rag": 0.85} and out["selected_agent"] == "agentic_rag"
+    assert out["evaluation_scores"] == {"structured_rag": 0.4, "agentic_rag": 0.9} and out["selected_agent"] == "agentic_rag"
+    assert out["metadata"]["criteria_scores"]["agentic_rag"]["completeness"] == 1.0, "clamped to 0..1"
+    # a candidate the model left out is scored by the heuristic; a reply that is not numbers is repaired once, then the heuristic judges
+    partial = run(EvaluatorAgent(ScriptedChatModel(responder={**reply, "scores": reply["scores"][:1]}))({"question": Q, "candidate_answers": cands}))
+    assert set(partial["evaluation_scores"]) == set(cands)
+    bad = {**reply, "scores": [{"agent": "agentic_rag", "relevance": "high", "completeness": 1, "clarity": 1, "usefulness": 1}]}
+    llm = ScriptedChatModel(responder=bad)
+    out = run(EvaluatorAgent(llm)({"question": Q, "candidate_answers": cands}))
+    assert len(llm.calls) == 2 and "failed" in out["reasoning"]
     assert out["metadata"]["criteria_used"] == ["relevance", "completeness", "clarity", "usefulness"]
 
 
 def test_supervisor_plan_checks_workers():
-    plan, _ = SupervisorAgent(ScriptedChatModel(responder={"supervisor_plan": "p", "workers": ["PoetryWorker", "code worker"],
-                                                          "tasks": {"CodeWorker": "find code"}}))
+    plan, _ = SupervisorAgent(ScriptedChatModel(responder={"supervisor_plan": "p", "tasks": [{"worker": "PoetryWorker", "task": "a poem"},
+                                                                                            {"worker": "code worker", "task": "find code"}]}))
     out = run(plan({"question": Q}))
     assert out["workers_used"] == ["code_worker"] and out["tasks"] == {"code_worker": "find code"}
-    plan, _ = SupervisorAgent(ScriptedChatModel(responder={"supervisor_plan": "p", "workers": [], "tasks": {}}))
+    plan, _ = SupervisorAgent(ScriptedChatModel(responder={"supervisor_plan": "p", "tasks": []}))
     assert run(plan({"question": Q}))["workers_used"] == list(DEFAULT_WORKERS)
 
 
