@@ -6,11 +6,12 @@
 from __future__ import annotations
 import asyncio, html, json, logging, os, shutil, subprocess, tempfile, time
 from pathlib import Path
-from typing import Any, AsyncIterator, Optional
+from typing import Any, AsyncIterator, Callable, Optional
 from langchain_core.messages import AIMessage, ToolMessage
 from .config import load_baseline_prompts, make_agent_configs
 from .graph import AGENTS, create_multi_agent_graph
-from .llm import MissingAPIKeyError, supported_providers
+from .browser import shared_browser
+from .llm import MissingAPIKeyError, llm_factory, supported_providers
 from .runner import build_app
 from .scoring import normalize_answer, question_scorer
 from .tasks import load_tasks
@@ -20,7 +21,7 @@ from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['log', 'RETRY_AGENTS', 'agent_configs', 'demo_responder', 'build_graph', 'Mermaid', 'graph_mermaid', 'quarto_mermaid',
-           'graph_dot', 'save_graph_png', 'describe_update', 'stream_run', 'score_answer', 'key_problem',
+           'mmdc_path', 'graph_dot', 'save_graph_png', 'describe_update', 'stream_run', 'score_answer', 'key_problem',
            'default_provider', 'GaiaRunner']
 
 # %% ../nbs/13_app.ipynb #ccacde78
@@ -58,10 +59,14 @@ def build_graph(provider:str="demo", # "demo" for the scripted model, or an LLM 
                 retry_limits:Optional[dict[str, int]]=None, # retry limit per agent: planner, researcher, expert
                 demo_answer:str="Paris", # what the demo model answers
                 demo_latency:float=0.0, # seconds each demo model call takes
+                notice:Optional[Callable[[str], None]]=None, # gets the line saying a browser was started; logged when None
                ):
     "The compiled multi-agent graph for `provider`."
     configs = agent_configs("openai" if provider == "demo" else provider, model, base_url, retry_limits)
-    if provider != "demo": return build_app(configs, provider)[0]
+    if provider != "demo":
+        llm_factory(configs["planner"])   # a missing key stops here, before a browser starts
+        shared_browser(notice or log.warning)
+        return build_app(configs, provider)[0]
     llm = ScriptedChatModel(responder=demo_responder(demo_answer), latency=demo_latency)
     return create_multi_agent_graph(configs, research_tools=[], llms=llm)[0]
 
@@ -93,6 +98,12 @@ def _chromium() -> Optional[str]:
     "The browser mermaid-cli should drive."
     return os.environ.get("PUPPETEER_EXECUTABLE_PATH") or shutil.which("chromium") or shutil.which("chromium-browser")
 
+def mmdc_path() -> Optional[str]:
+    "mermaid-cli: the project's tools/mcp/node_modules/.bin/mmdc, else `mmdc` on PATH."
+    import gaia_mas
+    local = Path(gaia_mas.__file__).resolve().parent.parent/"tools"/"mcp"/"node_modules"/".bin"/"mmdc"
+    return str(local) if local.exists() else shutil.which("mmdc")
+
 def _mmdc_png(source:str, path:Path, mmdc:str, chrome:str) -> None:
     "Render `source` to `path` with mermaid-cli."
     with tempfile.TemporaryDirectory() as d:
@@ -113,7 +124,7 @@ def save_graph_png(app, # a compiled graph
                   ) -> Optional[Path]:
     "Draw `app` to a PNG with mermaid-cli or graphviz; None when neither is installed."
     path, graph = Path(path), app.get_graph(xray=xray)
-    mmdc, chrome, dot = shutil.which("mmdc"), _chromium(), shutil.which("dot")
+    mmdc, chrome, dot = mmdc_path(), _chromium(), shutil.which("dot")
     if mmdc and chrome: _mmdc_png(graph.draw_mermaid(), path, mmdc, chrome)
     elif dot: subprocess.run([dot, "-Tpng", "-o", path], input=graph_dot(graph).encode(), check=True, timeout=120)
     else: return None
@@ -342,8 +353,10 @@ def stop(self:GaiaRunner):
 async def _run(self:GaiaRunner, req:dict):
     "Build the graph, stream the run into the progress log, and show the result."
     try:
+        notes = []
         app = await asyncio.to_thread(build_graph, req["provider"], req["model"], req["base_url"], req["retry_limits"],
-                                      self.demo_answer, self.demo_latency)
+                                      self.demo_answer, self.demo_latency, notes.append)
+        self.add_lines(notes)
         state = None
         async for lines, st in stream_run(app, req["question"], req["file"]):
             self.add_lines(lines); state = st or state
