@@ -320,7 +320,7 @@ def scripted_system(checkpointer:Any=None, # the sessions' checkpointer; in memo
 
 # %% ../../nbs/27_rag_service.ipynb #005ed1fa
 class LiveServer:
-    "Run an app on uvicorn in a background thread on a free loopback port; `with LiveServer(app) as url: ...`."
+    "Run an app on uvicorn in a background thread on a free loopback port; `with LiveServer(app) as url: ...` (leaves logging as it is)."
     def __init__(self, app:Any, # the ASGI app
                  host:str="127.0.0.1", # where to listen
                  timeout:float=20, # seconds to wait for the start and the stop
@@ -329,7 +329,7 @@ class LiveServer:
     def __enter__(self) -> str:
         import socket, threading, uvicorn
         self.sock = socket.socket(); self.sock.bind((self.host, 0))
-        self.server = uvicorn.Server(uvicorn.Config(self.app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5))
+        self.server = uvicorn.Server(uvicorn.Config(self.app, log_config=None, log_level="warning", lifespan="on", timeout_graceful_shutdown=5))
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
         self.thread.start()
         end = time.monotonic() + self.timeout

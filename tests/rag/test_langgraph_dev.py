@@ -4,7 +4,7 @@ import asyncio, contextlib, os, shutil, signal, subprocess, sys, time
 from pathlib import Path
 import httpx, pytest
 
-from pg_server import free_port  # noqa: E402  (tests/rag is on sys.path through its conftest)
+from pg_server import free_port  # tests/rag is on sys.path through its conftest
 
 ROOT = Path(__file__).resolve().parents[2]
 LANGGRAPH = shutil.which("langgraph", path=str(Path(sys.executable).parent)) or shutil.which("langgraph")

@@ -3,11 +3,10 @@ bad requests, internal failures, a schemathesis fuzz of the OpenAPI schema and 5
 
 The system behind the server is the real one (`make_rag_system(provider="scripted")`): the three workflows on the
 sample knowledge base with the scripted model, offline (`scripted_system`)."""
-import asyncio, json, os, time
+import asyncio, json, time
 import httpx, pytest
 
-os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
-from gaia_mas.rag.service import LiveServer, create_app, scripted_system  # noqa: E402
+from gaia_mas.rag.service import LiveServer, create_app, scripted_system
 
 PATTERNS = ("sequential", "parallel", "supervisor")
 CHAT = [f"/multiagent/{p}/chat" for p in PATTERNS] + ["/multiagent/chat"]

@@ -4,8 +4,7 @@ checkpointer continue each other's sessions (a session started on one goes on on
 import contextlib, os, signal, subprocess, sys, time
 import httpx, pytest
 
-os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
-from pg_server import fresh_database, free_port  # noqa: E402  (tests/rag is on sys.path through its conftest)
+from pg_server import fresh_database, free_port  # tests/rag is on sys.path through its conftest
 
 SERVE = [sys.executable, "-c", "import sys; from gaia_mas.rag.cli import rag_main; sys.exit(rag_main(sys.argv[1:]))", "serve"]
 Q = "What is a circuit breaker?"
@@ -70,3 +69,13 @@ def test_two_processes_share_sessions_in_postgres(sample_kb_url, pg_url):
         on_b, fresh_b, fresh_a = ask(b, "How should I size it?", "shared"), ask(b, "How should I size it?", "new-b"), ask(a, "How should I size it?", "new-a")
         assert on_b["citations"][0].startswith("bulkheads.md"), on_b
         assert fresh_b["answer"] == fresh_a["answer"] != on_b["answer"]
+
+def test_serve_refuses_to_start_without_a_key_or_with_a_bad_kb(sample_kb_url):
+    "Preflight: one line naming the problem, exit code 2, no traceback, no password."
+    env = {**os.environ, "OPENAI_API_KEY": "", "OPENAI_BASE_URL": "", "OPIK_TRACK_DISABLE": "true"}
+    r = subprocess.run([*SERVE, "--provider", "openai", "--kb", sample_kb_url, "--port", str(free_port())], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "OPENAI_API_KEY" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    r = subprocess.run([*SERVE, "--provider", "scripted", "--kb", f"postgresql://app:s3cret@127.0.0.1:{free_port()}/kb",
+                        "--port", str(free_port())], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "knowledge base" in r.stderr and "s3cret" not in r.stderr and "Traceback" not in r.stderr, r.stderr
