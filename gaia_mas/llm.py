@@ -130,14 +130,23 @@ class _GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
 # %% ../nbs/05_llm.ipynb #d44e0004
 _LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
 
+def _proxy_for(base_url:str) -> Optional[str]:
+    "The proxy the environment sets for `base_url` (HTTPS_PROXY, HTTP_PROXY, NO_PROXY), or None."
+    import urllib.request
+    url = httpx.URL(base_url)
+    if not url.host or urllib.request.proxy_bypass(url.host): return None
+    return urllib.request.getproxies().get(url.scheme)
+
 @functools.lru_cache(maxsize=None)
 def _http_client(base_url:str) -> httpx.Client:
-    "One guarded connection pool per server, shared by every agent that calls it."
-    return httpx.Client(transport=_GuardedTransport(httpx.HTTPTransport(limits=_LIMITS), base_url), follow_redirects=True)
+    "One guarded connection pool per server, shared by every agent that calls it (through the environment's proxy, if any)."
+    inner = httpx.HTTPTransport(limits=_LIMITS, proxy=_proxy_for(base_url))
+    return httpx.Client(transport=_GuardedTransport(inner, base_url), follow_redirects=True, trust_env=False)
 
 def _async_http_client(base_url:str) -> httpx.AsyncClient:
     "A guarded async client (one per model: async connections belong to one event loop)."
-    return httpx.AsyncClient(transport=_GuardedTransport(httpx.AsyncHTTPTransport(limits=_LIMITS), base_url), follow_redirects=True)
+    inner = httpx.AsyncHTTPTransport(limits=_LIMITS, proxy=_proxy_for(base_url))
+    return httpx.AsyncClient(transport=_GuardedTransport(inner, base_url), follow_redirects=True, trust_env=False)
 
 # %% ../nbs/05_llm.ipynb #d44e0005
 JSON_MODES = ("json_schema", "json_object", "text")
