@@ -679,14 +679,20 @@ def _sessions_path(opts:dict) -> Optional[str]:
     return str(Path(url.removeprefix("sqlite:///")).parent/"sessions.sqlite")
 
 async def _ask_once(args, opts:dict) -> dict:
-    "One question, with sessions in SQLite when the knowledge base is."
+    "One question, with sessions in SQLite beside a SQLite knowledge base, or in a Postgres one."
+    q, sid, pattern = args.question, args.session_id or "cli", args.pattern or "auto"
+    url = kb_url(opts)
+    if url.startswith(("postgresql://", "postgres://")):
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+        async with AsyncPostgresSaver.from_conn_string(url) as saver:
+            await saver.setup()
+            return await make_rag_system(checkpointer=saver, **opts).aask(q, sid, pattern)
     path = opts.get("sessions_path") or _sessions_path(opts)
-    if path is None: return await make_rag_system(**opts).aask(args.question, args.session_id or "cli", args.pattern or "auto")
     from pathlib import Path
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     async with AsyncSqliteSaver.from_conn_string(path) as saver:
-        return await make_rag_system(checkpointer=saver, **opts).aask(args.question, args.session_id or "cli", args.pattern or "auto")
+        return await make_rag_system(checkpointer=saver, **opts).aask(q, sid, pattern)
 
 def print_answer(r:dict) -> None:
     "An answer, its sources and how it was made, for people."

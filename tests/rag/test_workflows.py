@@ -290,3 +290,22 @@ def test_astream_closed_early_cancels_the_run(tools):
         return first, [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
     first, left = asyncio.run(go())
     assert first["node"] == "parallel_branch" and not left, left
+
+
+def test_cmd_ask_sessions_in_postgres(pg_url, tmp_path, capsys):
+    "With a Postgres knowledge base, `rag ask` keeps its sessions in that database: a second process continues the conversation."
+    import os, subprocess, sys
+    from pg_server import fresh_database
+    from gaia_mas.rag.ingest import ingest, sample_dir
+    from gaia_mas.rag.kb import HashEmbeddings, open_kb
+    with fresh_database(pg_url, f"f1_sessions_{os.getpid()}") as url:
+        with open_kb(url, HashEmbeddings()) as kb: ingest(kb, [sample_dir()/"docs"/"circuit-breakers.md"])
+        base = argparse.Namespace(pattern="sequential", session_id="pg", kb=url, json=True, provider="scripted", latency=0.0, rps=None)
+        assert cmd_ask(argparse.Namespace(**vars(base), question=Q1)) == 0
+        capsys.readouterr()
+        code = ("import argparse, sys; from gaia_mas.rag.workflows import cmd_ask; "
+                f"sys.exit(cmd_ask(argparse.Namespace(**{vars(base)!r}, question='And how does it recover after opening?')))")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env={**os.environ, "OPIK_TRACK_DISABLE": "true"})
+        assert out.returncode == 0, out.stderr[-2000:]
+        r = json.loads(out.stdout)
+        assert "circuit breaker" in r["metadata"]["standalone_question"].lower()
