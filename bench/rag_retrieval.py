@@ -21,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT/"tests"/"rag"))
 os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one BLAS thread, like the database engines; threads fighting over 2 shared cores made NumPy's times erratic
 
 from gaia_mas.rag.kb import HashEmbeddings, open_kb, query_terms  # noqa: E402
 from gaia_mas.rag.ingest import ingest, sample_dir  # noqa: E402
@@ -51,14 +52,17 @@ def pct(xs, p):
     xs = sorted(xs); return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
 
 
-def timed(fn, queries, repeat=2) -> dict:
-    "p50/p95 in milliseconds over the queries, after one warm-up pass."
-    for q in queries[:5]: fn(q)
-    ts = []
+def timed(fns: dict, queries, repeat=2) -> dict:
+    """p50/p95 in milliseconds of each function over the queries, after a warm-up; the functions take turns on each query,
+    so that a load spike on the shared machine hits all of them alike."""
+    for q in queries[:5]:
+        for fn in fns.values(): fn(q)
+    ts = {k: [] for k in fns}
     for _ in range(repeat):
         for q in queries:
-            t = time.perf_counter(); fn(q); ts.append((time.perf_counter() - t) * 1000)
-    return {"p50_ms": round(pct(ts, 50), 3), "p95_ms": round(pct(ts, 95), 3)}
+            for k, fn in fns.items():
+                t = time.perf_counter(); fn(q); ts[k].append((time.perf_counter() - t) * 1000)
+    return {k: {"p50_ms": round(pct(v, 50), 3), "p95_ms": round(pct(v, 95), 3)} for k, v in ts.items()}
 
 
 def variants(base: list[dict], n: int, rng: random.Random):
@@ -132,11 +136,11 @@ def run_backend(name: str, url: str, sizes: list[int], log) -> dict:
             retr = bm25s.BM25(); retr.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
             lvl = {"chunks": st["chunks"], "write_chunks_per_s": round((len(new)) / secs, 1), "size_mb": round(st["size_bytes"] / 2**20, 1),
                    "kb_per_1000_chunks": round(st["size_bytes"] / 1024 / st["chunks"] * 1000, 1),
-                   "keyword": timed(lambda q: kb._keyword(query_terms(q), 5, []), queries),
-                   "bm25s": timed(lambda q: retr.retrieve(bm25s.tokenize([q], stopwords="en", show_progress=False), k=5, show_progress=False), queries),
-                   "vector": timed(lambda q: kb._vector(qvecs[q], 5, []), queries),
-                   "numpy": timed(lambda q: np.argpartition(-(mat @ np.asarray(qvecs[q], dtype=np.float32)), 5)[:5], queries),
-                   "hybrid_search": timed(lambda q: kb.search(q, mode="hybrid", k=5), queries, repeat=1)}
+                   **timed({"keyword": lambda q: kb._keyword(query_terms(q), 5, []),
+                            "bm25s": lambda q: retr.retrieve(bm25s.tokenize([q], stopwords="en", show_progress=False), k=5, show_progress=False)}, queries),
+                   **timed({"vector": lambda q: kb._vector(qvecs[q], 5, []),
+                            "numpy": lambda q: np.argpartition(-(mat @ np.asarray(qvecs[q], dtype=np.float32)), 5)[:5]}, queries),
+                   **timed({"hybrid_search": lambda q: kb.search(q, mode="hybrid", k=5)}, queries, repeat=1)}
             lvl["keyword_vs_bm25s"] = round(lvl["keyword"]["p50_ms"] / max(lvl["bm25s"]["p50_ms"], 1e-6), 2)
             lvl["vector_vs_numpy"] = round(lvl["vector"]["p50_ms"] / max(lvl["numpy"]["p50_ms"], 1e-6), 2)
             levels.append(lvl); log(f"[{name}] {n} chunks: {json.dumps(lvl)}")
