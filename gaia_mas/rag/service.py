@@ -10,8 +10,8 @@ __all__ = ['log', 'Pattern', 'PATTERN_NAMES', 'MAX_QUESTION', 'MAX_BODY', 'MAX_C
            'app_from_env', 'build_system', 'preflight', 'cmd_serve', 'default_sessions', 'langgraph_provider',
            'langgraph_workflow', 'sequential_graph', 'parallel_graph', 'supervisor_graph', 'gaia_graph']
 
-# %% ../../nbs/27_rag_service.ipynb #69fbfff8
-import asyncio, contextlib, functools, inspect, json, logging, os, secrets, time, uuid
+# %% ../../nbs/27_rag_service.ipynb #c2d84efc
+import asyncio, contextlib, functools, inspect, json, logging, os, re, secrets, time, uuid
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Literal, Optional
 from fastapi import Depends, FastAPI, HTTPException, Request
@@ -158,7 +158,9 @@ def _api_key_check(api_key:Optional[str]) -> Callable:
                                 headers={"WWW-Authenticate": "Bearer"})
     return check
 
-# %% ../../nbs/27_rag_service.ipynb #1fd351ec
+# %% ../../nbs/27_rag_service.ipynb #8044f7d1
+_RID_RE = re.compile(r"[A-Za-z0-9._:-]{8,64}")  # a request id a client or load balancer may hand in
+
 def _rid(request:Request) -> str: return getattr(request.state, "request_id", "-")
 
 def _error(request:Request, status:int, error:str, **extra) -> JSONResponse:
@@ -170,10 +172,13 @@ def _add_error_handling(app:FastAPI, max_body:int):
     "Request ids on every response; 413, 422, 401 and 500 as JSON; nothing escapes as a stack trace."
     @app.middleware("http")
     async def request_id(request:Request, call_next):
-        request.state.request_id = uuid.uuid4().hex[:16]
-        if int(request.headers.get("content-length") or 0) > max_body:
+        given, t0 = request.headers.get("x-request-id", ""), time.monotonic()
+        request.state.request_id = given if _RID_RE.fullmatch(given) else uuid.uuid4().hex[:16]
+        if not (request.headers.get("content-length") or "0").isdigit() or int(request.headers.get("content-length") or 0) > max_body:
             return _error(request, 413, f"the request body is over {max_body} bytes")
-        try: response = await call_next(request)
+        try:
+            response = await call_next(request)
+            log.info("%s %s %s %.3fs request_id=%s", request.method, request.url.path, response.status_code, time.monotonic() - t0, _rid(request))
         except TimeoutError:
             log.error("request %s %s timed out (request id %s)", request.method, request.url.path, _rid(request))
             return _error(request, 504, f"the request took over {request.app.state.request_timeout:g}s and was stopped")
@@ -318,7 +323,7 @@ def scripted_system(checkpointer:Any=None, # the sessions' checkpointer; in memo
     system.kb, system.provider = kb, "scripted"
     return system
 
-# %% ../../nbs/27_rag_service.ipynb #005ed1fa
+# %% ../../nbs/27_rag_service.ipynb #6d99527f
 class LiveServer:
     "Run an app on uvicorn in a background thread on a free loopback port; `with LiveServer(app) as url: ...` (leaves logging as it is)."
     def __init__(self, app:Any, # the ASGI app
@@ -342,7 +347,7 @@ class LiveServer:
         self.server.should_exit = True
         self.thread.join(self.timeout); self.sock.close()
 
-# %% ../../nbs/27_rag_service.ipynb #faffc9ac
+# %% ../../nbs/27_rag_service.ipynb #22706daf
 SERVE_ENV = "GAIA_MAS_SERVE"  # the settings a `serve` process hands to its uvicorn workers
 
 def serve_settings(args:Any) -> dict:
@@ -371,7 +376,7 @@ def build_system(settings:dict, # from `serve_settings`
     system.kb, system.provider = kb, opts.get("provider", "scripted")
     return system
 
-# %% ../../nbs/27_rag_service.ipynb #344fc7f4
+# %% ../../nbs/27_rag_service.ipynb #b0a93e36
 def preflight(settings:dict) -> Optional[str]:
     "What stops `serve` from starting (the knowledge base does not open, a model has no key), before uvicorn starts; None if nothing."
     from gaia_mas.rag.kb import open_kb
@@ -385,7 +390,6 @@ def preflight(settings:dict) -> Optional[str]:
 
 def _redact(text:str) -> str:
     "The text with the passwords of any URLs in it masked."
-    import re
     return re.sub(r"(://[^:/@\s]+):[^@\s]+@", r"\1:***@", text)
 
 def cmd_serve(args:Any) -> int:
@@ -409,7 +413,7 @@ def default_sessions(kb:Optional[str]) -> str:
     if kb and kb.startswith("sqlite:///"): return "sqlite:///" + str(Path(kb.removeprefix("sqlite:///")).with_name("sessions.sqlite"))
     return "sqlite:///" + str(Path(os.environ.get("GAIA_MAS_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home()/".cache")/"gaia_mas")/"sessions.sqlite")
 
-# %% ../../nbs/27_rag_service.ipynb #281a8d3b
+# %% ../../nbs/27_rag_service.ipynb #650f6fc2
 def langgraph_provider() -> str:
     "$GAIA_MAS_PROVIDER, else openai when a key or an OpenAI-compatible server is configured, else scripted."
     if os.environ.get("GAIA_MAS_PROVIDER"): return os.environ["GAIA_MAS_PROVIDER"]
