@@ -388,6 +388,15 @@ def _kill_all(proc:subprocess.Popen, marker:str):
         with contextlib.suppress(OSError): os.kill(pid, signal.SIGKILL)
 
 # %% ../nbs/06_expert_tools.ipynb #1aba3668
+def _gold_attachment(path:str, # the attachment's path
+                    ) -> Optional[str]:
+    "Why the file may hold gold answers (`gaia_mas.file_tools.gold_reason` on its name, its link target and first megabyte), or None."
+    from gaia_mas.file_tools import gold_reason  # imported here: file_tools imports this module
+    try:
+        with open(path, "rb") as f: head = f.read(2**20)
+    except OSError: head = b""
+    return gold_reason(path) or gold_reason(os.path.realpath(path), head)
+
 class PythonSession:
     "A sandboxed Python worker whose variables and imports persist between `run` calls, like a notebook kernel."
     def __init__(self, timeout:float=30, # seconds each call may take (cut to the question's deadline)
@@ -398,7 +407,9 @@ class PythonSession:
                 ):
         self.timeout, self.memory_mb, self.cpu_s, self.file_mb = timeout, memory_mb, cpu_s, file_mb
         ok = isinstance(attachment, str) and os.path.isfile(attachment)
-        self.files = sorted({os.path.abspath(attachment), os.path.realpath(attachment)}) if ok else []
+        why = _gold_attachment(attachment) if ok else None
+        self.refused = f"Note: {os.path.basename(attachment)} is not readable here: {why}; tools never read gold answers." if why else ""
+        self.files = sorted({os.path.abspath(attachment), os.path.realpath(attachment)}) if ok and not why else []
         self.proc = self.cwd = self.mode = None
         self._lock = threading.RLock()  # `close` may be called from inside `run`
 
@@ -539,7 +550,7 @@ def run(self:PythonSession, code:str, # the code of one cell
             out = _read_frame(self._rep, self._nonce, deadline)
         except _Stopped as e: return self._stopped(str(e), limit)
         except BaseException: self.close(); raise
-    return _report(str(out), self.memory_mb)
+    return "\n".join(filter(None, [self.refused, _report(str(out), self.memory_mb)]))
 
 # %% ../nbs/06_expert_tools.ipynb #f3b54ddd
 def run_python(code:str, # the program

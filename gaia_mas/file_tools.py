@@ -8,12 +8,12 @@ import base64, contextlib, contextvars, functools, importlib, io, json, logging,
 from pathlib import Path
 from typing import Callable, Optional
 from .expert_tools import doc_tool, tool_budget
-from .utils import truncate_text
+from .utils import call_timeout, truncate_text
 
 # %% auto #0
 __all__ = ['log', 'READERS', 'FileAccessError', 'extra_roots', 'allowed_roots', 'allowed_files', 'allow_roots', 'allow_files',
            'gold_reason', 'checked_path', 'attachment_scope', 'bounded', 'parse_range', 'ToolUnavailable', 'file_tool',
-           'decode_text', 'plain_text', 'text_file_tool', 'write_text_pdf', 'ocr_image', 'pdf_text',
+           'decode_text', 'plain_text', 'text_file_tool', 'write_text_pdf', 'bounded_timeout', 'ocr_image', 'pdf_text',
            'unstructured_pdf_tool', 'unstructured_offline', 'partition', 'table_rows', 'element_text', 'docx_text',
            'unstructured_word_tool', 'pptx_text', 'unstructured_powerpoint_tool', 'cell_bound', 'excel_text',
            'unstructured_excel_tool', 'use_vision_model', 'vision_model', 'image_data_url', 'describe_image',
@@ -208,6 +208,13 @@ def write_text_pdf(path:str|Path, # the PDF to write
 # %% ../nbs/07_file_tools.ipynb #05910964
 _PDFIUM = threading.Lock()
 
+def bounded_timeout(limit:float, # the call's own time-out, in seconds
+                   ) -> float:
+    "`limit` cut to the time the question has left (`gaia_mas.utils.call_timeout`); `ToolUnavailable` once none is left."
+    left = call_timeout(limit)
+    if left <= 0: raise ToolUnavailable("the question is out of time; give the best answer you have")
+    return left
+
 def ocr_image(img, # a PIL image
              ) -> str:
     "The text in `img`, read by the tesseract command; `ToolUnavailable` if tesseract is not installed."
@@ -215,7 +222,7 @@ def ocr_image(img, # a PIL image
     if not exe: raise ToolUnavailable("no OCR engine: install tesseract-ocr (apt-get install tesseract-ocr) to read scans")
     with tempfile.TemporaryDirectory(prefix="gaia_ocr_") as d:
         img.save(f"{d}/page.png")
-        p = subprocess.run([exe, f"{d}/page.png", "stdout"], capture_output=True, text=True, timeout=120)
+        p = subprocess.run([exe, f"{d}/page.png", "stdout"], capture_output=True, text=True, timeout=bounded_timeout(120))
     return p.stdout.strip()
 
 def _page_text(page) -> str:
@@ -410,7 +417,7 @@ def vision_model():
     "The chat model that looks at images."
     if (m := _vision.get()) is not None: return m
     from gaia_mas.llm import openai_llm_factory
-    return openai_llm_factory("vision", os.environ.get("GAIA_MAS_VISION_MODEL", "gpt-4o-mini"), 0.0, timeout=60, max_retries=2)
+    return openai_llm_factory("vision", os.environ.get("GAIA_MAS_VISION_MODEL", "gpt-4o-mini"), 0.0, timeout=bounded_timeout(60), max_retries=2)
 
 def image_data_url(path:str|Path) -> str:
     "The image as a base64 data URL, shrunk to at most 2,048 pixels a side."
@@ -460,7 +467,7 @@ def transcribe_audio(path:str|Path) -> str:
                                       "or set OPENAI_BASE_URL to an OpenAI-compatible server.")
     if Path(path).stat().st_size > 25 * 2**20: raise ToolUnavailable(f"{Path(path).name} is over the API's 25 MB limit")
     model = os.environ.get("GAIA_MAS_TRANSCRIBE_MODEL", "whisper-1")
-    client = openai.OpenAI(api_key=key, base_url=base, max_retries=2, timeout=float(os.environ.get("GAIA_MAS_TRANSCRIBE_TIMEOUT", 120)))
+    client = openai.OpenAI(api_key=key, base_url=base, max_retries=2, timeout=bounded_timeout(float(os.environ.get("GAIA_MAS_TRANSCRIBE_TIMEOUT", 120))))
     try:
         with open(path, "rb") as f: text = client.audio.transcriptions.create(model=model, file=f).text
     except openai.APIConnectionError as e:

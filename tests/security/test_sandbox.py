@@ -132,6 +132,21 @@ def test_attachment_is_the_only_file_visible(bwrap, tmp_path):
     assert "['task.txt']" in out and "FileNotFoundError" in out and "gold-canary-55" not in out
     assert "Errno" in denied and (tmp_path / "task.txt").read_text() == "attached"
 
+@needs_bwrap
+@pytest.mark.parametrize("attached", ["metadata.jsonl", "answers.txt", "link.txt"])
+def test_gold_attachment_is_never_bound(bwrap, tmp_path, attached):
+    "A task whose 'attachment' is GAIA's gold file (by name, by content, or through a link) runs without it, and says why."
+    gold = tmp_path / "metadata.jsonl"
+    gold.write_text('{"task_id": "t1", "Question": "?", "Final answer": "gold-canary-91"}\n')
+    if attached == "answers.txt": (tmp_path / attached).write_text(gold.read_text())
+    if attached == "link.txt": (tmp_path / attached).symlink_to(gold)
+    path = str(tmp_path / attached)
+    with python_session({"file": path}) as s:
+        out = python_repl_tool.invoke(f"print(open({path!r}).read())")
+        assert s.files == []
+    assert "gold-canary-91" not in out and "FileNotFoundError" in out
+    assert out.startswith(f"Note: {attached} is not readable here") and "tools never read gold answers" in out
+
 # --- processes -----------------------------------------------------------------------------------------------
 
 def test_setsid_orphans_and_group_are_killed_on_close(mode):
