@@ -557,7 +557,7 @@ class PostgresKB(KnowledgeBase):
         if not terms: return []
         where, params = pg_where(conds)
         q = " | ".join(terms)
-        return self._q(f"select id, ts_rank_cd(tsv, q, 1) from chunks, to_tsquery('english', %s) q where tsv @@ q{where} "
+        return self._q(f"select id, ts_rank(tsv, q, 1) from chunks, to_tsquery('english', %s) q where tsv @@ q{where} "
                        "order by 2 desc, id limit %s", [q, *params, n])
 
     def _vector(self, vec, n, conds):
