@@ -46,6 +46,9 @@ readme: check-venv  ## README.md from nbs/index.ipynb
 notebooks: check-venv  ## execute every notebook in place, so outputs show in the docs
 	$(BIN)/python tools/run_nbs.py
 
-bench: check-venv  ## the benchmarks in bench/
+bench: check-venv  ## every benchmark in bench/ (about 30 minutes; each one also runs alone: python bench/NAME.py)
 	$(BIN)/python bench/pdf_extractors.py
 	$(BIN)/python bench/harness.py
+	$(BIN)/python bench/sandbox.py
+	$(BIN)/python bench/rag_retrieval.py
+	$(BIN)/python bench/rag_service.py
