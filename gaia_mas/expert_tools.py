@@ -291,12 +291,12 @@ def _bwrap_command(bwrap:str, scratch:str, env:dict, files:Iterable[str]=()) -> 
           "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]  # as root: no user namespace; the worker drops to nobody
     cmd = [bwrap, *ns, "--die-with-parent", "--new-session", "--clearenv"]
     for k, v in env.items(): cmd += ["--setenv", k, v]
-    cmd += _system_binds()
+    cmd += _system_binds()  # bwrap mounts in order: /tmp first, so what is bound below may live under it (a venv in /tmp)
+    cmd += ["--proc", "/proc", "--dev", "/dev", "--size", str(64 * 2**20), "--perms", "1777", "--tmpfs", "/tmp"]
     for d in _parents(_python_dirs()): cmd += ["--perms", "0755", "--dir", d]  # bwrap would make them 0700
     for d in _python_dirs():
         if not d.startswith("/usr/"): cmd += ["--ro-bind", d, d]
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--size", str(64 * 2**20), "--perms", "1777", "--tmpfs", "/tmp",
-            "--bind", scratch, scratch, "--chdir", scratch]
+    cmd += ["--bind", scratch, scratch, "--chdir", scratch]
     for d in _parents(files): cmd += ["--perms", "0755", "--dir", d]
     for f in files: cmd += ["--ro-bind", f, f]  # each file alone, never its folder
     cmd += ["--remount-ro", "/"]  # the sandbox's own root folder too: only the scratch folder and /tmp are writable
@@ -333,7 +333,8 @@ def sandbox_mode() -> str:
     if not _warned:
         _warned.append(problem)
         log.warning("Model-written Python runs UNISOLATED (a plain child process with a cleared environment and limits): "
-                    "%s. Install bubblewrap to isolate it.", problem)
+                    "%s. %s", problem, "Install bubblewrap to isolate it." if "not installed" in problem else
+                    "bubblewrap is there but cannot start Python: fix that to isolate it, or set GAIA_MAS_SANDBOX=process.")
     return "process"
 
 # %% ../nbs/06_expert_tools.ipynb #341a2619

@@ -239,6 +239,23 @@ def test_fallback_says_once_that_code_runs_unisolated(monkeypatch, tmp_path, cap
     assert len(warnings) == 1 and "bwrap is not installed" in warnings[0].getMessage()
     assert "OPENAI_API_KEY" not in out and "HOME" in out
 
+def test_binds_under_tmp_are_mounted_after_tmp(monkeypatch):
+    "bwrap mounts in order: a venv, scratch folder or attachment under /tmp (CI clones there) must be bound after the tmpfs."
+    monkeypatch.setattr(et, "_python_dirs", lambda: ["/tmp/ci/repo/.venv", "/usr/local"])
+    cmd = et._bwrap_command("bwrap", "/tmp/gaia_repl_x", {}, ["/tmp/ci/in/task.txt"])
+    tmpfs = cmd.index("--tmpfs")
+    under = [i for i, a in enumerate(cmd) if a in ("--bind", "--ro-bind", "--dir") and cmd[i + 1].startswith("/tmp/")]
+    assert {cmd[i + 1] for i in under} >= {"/tmp/ci/repo/.venv", "/tmp/gaia_repl_x", "/tmp/ci/in/task.txt"}
+    assert all(i > tmpfs for i in under)
+
+def test_fallback_warning_says_why_bwrap_failed(monkeypatch, caplog):
+    "When bwrap is installed but its probe fails, the one warning carries the probe's error, not 'install bubblewrap'."
+    monkeypatch.delenv("GAIA_MAS_SANDBOX", raising=False); monkeypatch.setattr(et, "_warned", [])
+    monkeypatch.setattr(et, "_bwrap_problem", lambda b: "bwrap failed: bwrap: execvp /tmp/x/.venv/bin/python: No such file")
+    with caplog.at_level(logging.WARNING, logger="gaia_mas.expert_tools"): assert et.sandbox_mode() == "process"
+    msg = " ".join(r.getMessage() for r in caplog.records)
+    assert "execvp /tmp/x/.venv/bin/python" in msg and "Install bubblewrap" not in msg
+
 # --- calculator and unit converter, in a child process with a wall-clock limit --------------------------------
 
 CALC_PAYLOADS = ["max([[1]*10**7]*10**7)", "[[1]*100000]*100000", "[10**5]*10**8", "[[1]*10**7]*10**7",
