@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 # %% auto #0
-__all__ = ['GOLD_KEYS', 'cache_dir', 'add_model_options', 'log_path', 'logs_dir', 'session', 'cmd_ask', 'locked', 'cmd_run',
+__all__ = ['GOLD_KEYS', 'cache_dir', 'add_model_options', 'log_path', 'logs_dir', 'session', 'cmd_ask', 'cmd_run',
            'gold_of_results', 'cmd_score', 'cmd_course_fetch', 'cmd_course_submit', 'parser', 'main']
 
 # %% ../nbs/12_cli.ipynb #492a806d
@@ -113,27 +113,15 @@ def _summary(out:Path, tasks:list[dict], log_file:Path) -> str:
     if any(t["gold"] for t in tasks): lines.append(format_score(score_results(mine, tasks)).splitlines()[0])
     return "\n".join(lines + [f"Log: {log_file}"])
 
-@contextlib.contextmanager
-def locked(out:Path, # the results file
-          ):
-    "Hold an advisory lock on the results file itself for a run; a second run on it is refused."
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "a") as f:
-        try: import fcntl
-        except ImportError: yield; return  # no advisory locks on this platform
-        try: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError: raise RuntimeError(f"Another gaia-mas run is writing {out}; wait for it or pick another --out") from None
-        yield
-
 # %% ../nbs/12_cli.ipynb #d73b0734
 def cmd_run(args:argparse.Namespace) -> int:
     "Answer a task file's tasks: concurrently, resumably, one synced line per answer."
     from gaia_mas.runner import Progress, run_batch, run_key
-    from gaia_mas.tasks import ResultWriter, drop_failed, load_tasks, no_task_answered, pending_tasks, read_results
+    from gaia_mas.tasks import ResultWriter, drop_failed, exclusive, load_tasks, no_task_answered, pending_tasks, read_results
     tasks, out = load_tasks(args.tasks, args.level, args.task_id, args.limit), Path(args.out)
     _missing_files(tasks)
     log_file = log_path(logs_dir(args), out.stem)
-    with locked(out):
+    with exclusive(out):
         records = drop_failed(out, read_results(out)) if args.retry_failed else read_results(out)
         todo = pending_tasks(tasks, records)
         print(f"{len(tasks)} tasks: {len(tasks) - len(todo)} already answered in {out}, {len(todo)} to run", file=sys.stderr)

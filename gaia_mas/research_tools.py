@@ -28,7 +28,7 @@ async def _browser_tools(url:str) -> list:
     except Exception as e:
         e = root_cause(e)
         log.warning("No browser tools: the MCP server at %s cannot be reached (%s: %s). Research goes on without a browser; "
-                    "start one with tools/start_browser_mcp.sh, or set GAIA_MAS_BROWSER=0.", url, type(e).__name__, e)
+                    "install it with `make install`, or set GAIA_MAS_BROWSER=0 to go without.", url, type(e).__name__, e)
         return []
 
 # %% ../nbs/07c_research_tools.ipynb #7b3871ef

@@ -199,10 +199,9 @@ def pending_tasks(tasks:list[dict], # the selected tasks
 @contextlib.contextmanager
 def exclusive(path:str|Path, # the results file to guard
              ):
-    "Hold an advisory lock on `path` for a run; a second holder is refused."
-    lock_path = Path(path).with_name(Path(path).name + ".lock")
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path, "w") as f:
+    "Hold an advisory lock on the file at `path` itself for a run; a second holder is refused."
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as f:
         try: import fcntl
         except ImportError: yield; return  # no advisory locks on this platform
         try: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
