@@ -121,8 +121,10 @@ def cmd_run(args:argparse.Namespace) -> int:
     tasks, out = load_tasks(args.tasks, args.level, args.task_id, args.limit), Path(args.out)
     _missing_files(tasks)
     log_file = log_path(logs_dir(args), out.stem)
-    with exclusive(out):
-        records = drop_failed(out, read_results(out)) if args.retry_failed else read_results(out)
+    with exclusive(out), contextlib.ExitStack() as relock:
+        records = read_results(out)
+        if args.retry_failed and (kept := drop_failed(out, records)) is not records:
+            records = kept; relock.enter_context(exclusive(out))  # the file was replaced: lock the new one too
         todo = pending_tasks(tasks, records)
         print(f"{len(tasks)} tasks: {len(tasks) - len(todo)} already answered in {out}, {len(todo)} to run", file=sys.stderr)
         with session(args, log_file) as (app, tracer):
