@@ -4,7 +4,7 @@
 
 # %% ../../nbs/20_rag_kb.ipynb #80a3c762
 from __future__ import annotations
-import functools, hashlib, json, logging, math, os, re, struct, threading, time
+import contextlib, functools, hashlib, json, logging, math, os, re, struct, threading, time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
@@ -300,7 +300,7 @@ class SQLiteKB(KnowledgeBase):
             raise FileNotFoundError(f"no knowledge base at {self.path}: build it with `gaia-mas rag ingest PATH... --kb {self.url}`")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local, self._lock = threading.local(), threading.Lock()
-        self.db.executescript("begin immediate;" + _SQLITE_SCHEMA + "commit;")
+        if not self._has_schema(): self.db.executescript("begin immediate;" + _SQLITE_SCHEMA + "commit;")  # readers never write
         self.embeddings = embeddings if embeddings is not None else default_embeddings(self.info("embedding_model"))
         self.check_embedder()
 
@@ -311,9 +311,28 @@ class SQLiteKB(KnowledgeBase):
             import sqlite_vec
             db = sqlite_module().connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
             db.enable_load_extension(True); sqlite_vec.load(db); db.enable_load_extension(False)
-            db.execute("pragma journal_mode=wal"); db.execute("pragma synchronous=normal")
+            if db.execute("pragma journal_mode").fetchone()[0] != "wal": db.execute("pragma journal_mode=wal")  # persistent: set once
+            db.execute("pragma synchronous=normal")
             self._local.db = db
         return self._local.db
+
+    def _has_schema(self) -> bool: return bool(self.db.execute("select 1 from sqlite_master where name='embed_cache'").fetchone())
+
+    @contextlib.contextmanager
+    def _snapshot(self):
+        "One read transaction, so that every statement of a search sees the same committed state."
+        if self.db.in_transaction: yield; return
+        self.db.execute("begin")
+        try: yield
+        finally: self.db.execute("commit")
+
+    def search(self, *args, **kw) -> Hits:
+        with self._snapshot(): return super().search(*args, **kw)
+    search.__doc__ = KnowledgeBase.search.__doc__
+
+    def filter_search(self, *args, **kw) -> Hits:
+        with self._snapshot(): return super().filter_search(*args, **kw)
+    filter_search.__doc__ = KnowledgeBase.filter_search.__doc__
 
     def _write(self):
         "A context manager: one IMMEDIATE transaction that bumps the write counter, committed on success and rolled back on error."
