@@ -57,7 +57,10 @@ def test_ctrl_c_finishes_in_flight_then_resume(tmp_path):
     out = tmp_path/"results.jsonl"
     cmd = [*GAIA, "run", str(tmp_path/"metadata.jsonl"), "--out", str(out), "--concurrency", "4", "--no-progress",
            "--provider", "scripted", "--latency", "0.05", "--cache-dir", str(tmp_path/"cache")]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env())
+    # A shell without job control starts background jobs with SIGINT ignored, and children inherit that:
+    # give the run the default handler, as a terminal would, so Ctrl-C is what this test sends.
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(),
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     t_end = time.monotonic() + 60
     while lines(out) < 2 and time.monotonic() < t_end: time.sleep(0.01)
     p.send_signal(signal.SIGINT)
