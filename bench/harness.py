@@ -20,10 +20,10 @@ import argparse, asyncio, math, os, resource, sys, tempfile, time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from langgraph.checkpoint.memory import InMemorySaver
-from gaia_mas.config import load_baseline_prompts, make_agent_configs
-from gaia_mas.graph import create_multi_agent_graph
-from gaia_mas.runner import forget, open_checkpointer, run_batch, run_key, run_task, scripted_llm
-from gaia_mas.tasks import ResultWriter
+from gaia_mas.gaia.config import load_baseline_prompts, make_agent_configs
+from gaia_mas.gaia.graph import create_multi_agent_graph
+from gaia_mas.gaia.runner import forget, open_checkpointer, run_batch, run_key, run_task, scripted_llm
+from gaia_mas.gaia.tasks import ResultWriter
 
 CONFIGS = make_agent_configs(load_baseline_prompts())
 TIMEOUT = 1800   # `gaia-mas run`'s default --timeout: every question runs under a deadline, as in real runs

@@ -2,9 +2,9 @@
 
     python bench/pdf_extractors.py            # 200 pages; or: python bench/pdf_extractors.py --pages 50
 
-Each extractor reads the same file (written by `gaia_mas.file_tools.write_text_pdf`); the best of a few runs is kept,
+Each extractor reads the same file (written by `gaia_mas.gaia.file_tools.write_text_pdf`); the best of a few runs is kept,
 and every page's last line is looked for in the output, so a fast but wrong extractor shows up as such.
-- pypdfium2: what `unstructured_pdf_tool` uses (`gaia_mas.file_tools.pdf_text`, with its page headers);
+- pypdfium2: what `unstructured_pdf_tool` uses (`gaia_mas.gaia.file_tools.pdf_text`, with its page headers);
 - pypdf: pure Python, installed with unstructured;
 - pdfminer.six: the engine of unstructured's "fast" PDF strategy (pip install pdfminer.six);
 - unstructured fast: `partition_pdf(strategy="fast")`, which needs the unstructured[pdf] extra
@@ -12,7 +12,7 @@ and every page's last line is looked for in the output, so a fast but wrong extr
 """
 import argparse, importlib.util, tempfile, time
 from pathlib import Path
-from gaia_mas.file_tools import pdf_text, unstructured_offline, write_text_pdf
+from gaia_mas.core.readers import pdf_text, unstructured_offline, write_text_pdf
 
 def make_pdf(path:Path, pages:int) -> list[str]:
     "Write the test PDF; return the last line of each page, to look for in the output."

@@ -33,14 +33,14 @@ def table(title, head, rows):
 class CallCounter:
     "Counts the scripted model's calls (patched on the class, for this benchmark process only)."
     def __init__(self):
-        from gaia_mas.testing import ScriptedChatModel
+        from gaia_mas.core.testing import ScriptedChatModel
         self.n, orig = 0, ScriptedChatModel._agenerate
         async def counted(model, *a, **kw):
             self.n += 1; return await orig(model, *a, **kw)
         ScriptedChatModel._agenerate = counted
 
 async def overlap(latency:float, n:int, counter:CallCounter):
-    from gaia_mas.rag.service import scripted_system
+    from gaia_mas.rag.system import scripted_system
     from gaia_mas.rag.workflows import CRITICAL_PATH_CALLS
     system = scripted_system(latency=latency)
     rows = []
@@ -59,7 +59,7 @@ async def overlap(latency:float, n:int, counter:CallCounter):
 
 async def overhead(n:int, tmp:str):
     "Per pattern: sessions in memory, then in SQLite (as the server keeps them)."
-    from gaia_mas.rag.service import open_sessions, scripted_system
+    from gaia_mas.rag.system import open_sessions, scripted_system
     rows = []
     for where, url in (("in process, sessions in memory", None), ("in process, sessions in SQLite", f"sqlite:///{tmp}/oh.sqlite")):
         async with open_sessions(url) as saver:

@@ -1,6 +1,6 @@
 """The app notebook in a real browser: JupyterLab on 127.0.0.1, driven by Playwright with Debian's Chromium.
 
-Opens nbs/13_app.ipynb (a copy, so outputs never land in nbs/), runs every cell, clicks the runner's Run button
+Opens nbs/gaia/29_app.ipynb (a copy, so outputs never land in nbs/), runs every cell, clicks the runner's Run button
 and waits for the final answer. Screenshots: tests/out/app_run.png (the run) and tests/out/app_graph.png
 (the Mermaid diagram with its subgraphs, as JupyterLab draws it).
 """
@@ -78,7 +78,7 @@ def test_app_notebook_runs_in_jupyterlab(tmp_path):
     from playwright.sync_api import sync_playwright
     if not Path(CHROMIUM).exists(): pytest.fail(f"{CHROMIUM} is missing: run tools/install_system.sh")
     t0, port, root = time.monotonic(), free_port(), tmp_path/"nbs"
-    root.mkdir(); shutil.copy(ROOT/"nbs"/"13_app.ipynb", root/"13_app.ipynb")
+    root.mkdir(); shutil.copy(ROOT/"nbs"/"gaia/29_app.ipynb", root/"gaia/29_app.ipynb")
     OUT.mkdir(exist_ok=True); shot = OUT/"app_run.png"
     lab, blocked = start_lab(root, tmp_path, port), []
     def only_loopback(route):

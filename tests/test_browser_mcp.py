@@ -9,9 +9,9 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
-from gaia_mas.research_tools import get_research_tools
-from gaia_mas.testing import ScriptedChatModel
-from gaia_mas.utils import run_sync
+from gaia_mas.gaia.research_tools import get_research_tools
+from gaia_mas.core.testing import ScriptedChatModel
+from gaia_mas.core.utils import run_sync
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVER = ROOT/"tools"/"mcp"/"node_modules"/".bin"/"playwright-mcp"
@@ -132,9 +132,11 @@ def test_non_web_addresses_are_refused(tools, url):
 ASK = """
 import re, sys
 from langchain_core.messages import AIMessage, ToolMessage
-from gaia_mas import cli, runner
-from gaia_mas.graph import create_multi_agent_graph
-from gaia_mas.testing import ScriptedChatModel, happy_path_responder, role_of
+from gaia_mas import cli
+from gaia_mas.gaia import runner
+from gaia_mas.gaia.graph import create_multi_agent_graph
+from gaia_mas.core.testing import ScriptedChatModel
+from gaia_mas.gaia.scripted import happy_path_responder, role_of
 page, seen = sys.argv[1], {}
 happy = happy_path_responder("no token seen", 1)
 def respond(messages):
@@ -159,7 +161,7 @@ sys.exit(cli.main(["ask", "What is the token on the vault page?", "--cache-dir",
 
 def test_ask_starts_its_own_browser(page_url, tmp_path):
     "`gaia-mas ask` with no MCP server configured or running starts one, answers from the page, says so in one line, and stops it."
-    from gaia_mas.browser import DEFAULT_MCP_URL, reachable
+    from gaia_mas.gaia.browser import DEFAULT_MCP_URL, reachable
     if reachable(DEFAULT_MCP_URL): pytest.skip(f"something already listens at {DEFAULT_MCP_URL}, so ask would use it")
     env = {k: v for k, v in os.environ.items() if k not in ("GAIA_MAS_MCP_URL", "GAIA_MAS_BROWSER", "OPENAI_BASE_URL")}
     env.update(OPENAI_API_KEY="sk-test-never-sent", OPIK_TRACK_DISABLE="true", NO_PROXY="127.0.0.1,localhost")

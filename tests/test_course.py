@@ -1,6 +1,6 @@
 "The Agents Course round trip through the CLI processes, against a stand-in scoring API on 127.0.0.1."
 import json
-from gaia_mas.course import fake_course_server
+from gaia_mas.gaia.course import fake_course_server
 from cli_support import dry, gaia  # noqa: F401 (dry is a fixture)
 
 QUESTIONS = [{"task_id": "c1", "question": "What is 6 * 7?", "Level": "1", "file_name": ""},

@@ -18,11 +18,11 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
 
-from gaia_mas.config import load_baseline_prompts, make_agent_configs
-from gaia_mas.graph import AGENTS, answer_question, create_multi_agent_graph
-from gaia_mas.llm import llm_factory, server_json_mode
-from gaia_mas.state import FAILURE_ANSWER
-from gaia_mas.utils import deadline_scope
+from gaia_mas.gaia.config import load_baseline_prompts, make_agent_configs
+from gaia_mas.gaia.graph import AGENTS, answer_question, create_multi_agent_graph
+from gaia_mas.core.llm import llm_factory, server_json_mode
+from gaia_mas.gaia.state import FAILURE_ANSWER
+from gaia_mas.core.utils import deadline_scope
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_TOKENS = {"planner": 128, "researcher": 96, "expert": 96, "critic": 96, "finalizer": 96}

@@ -3,10 +3,10 @@ that answers 429 and 503 before it answers properly, retries with backoff and th
 import contextlib, json, os, subprocess, sys, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from langchain_core.messages import SystemMessage
-from gaia_mas.config import load_baseline_prompts, make_agent_configs
-from gaia_mas.graph import create_multi_agent_graph
-from gaia_mas.runner import real_llms, run_task
-from gaia_mas.testing import happy_path_responder
+from gaia_mas.gaia.config import load_baseline_prompts, make_agent_configs
+from gaia_mas.gaia.graph import create_multi_agent_graph
+from gaia_mas.gaia.runner import real_llms, run_task
+from gaia_mas.gaia.scripted import happy_path_responder
 
 
 def completion(content):

@@ -1,12 +1,12 @@
 """The exported tool modules, used from a plain process (no notebook namespace to hide a missing import)."""
 from pathlib import Path
 import pytest
-from gaia_mas.expert_tools import get_expert_tools
-from gaia_mas.file_tools import allow_roots, read_attachment, use_vision_model
-from gaia_mas.research_tools import get_research_tools
-from gaia_mas.testing import ScriptedChatModel
-from gaia_mas.utils import run_sync
-from gaia_mas.web_tools import cache_get, cache_put, tavily_tool, wikipedia_tool, youtube_transcript_tool
+from gaia_mas.gaia.expert_tools import get_expert_tools
+from gaia_mas.gaia.file_tools import allow_roots, read_attachment, use_vision_model
+from gaia_mas.gaia.research_tools import get_research_tools
+from gaia_mas.core.testing import ScriptedChatModel
+from gaia_mas.core.utils import run_sync
+from gaia_mas.gaia.web_tools import cache_get, cache_put, tavily_tool, wikipedia_tool, youtube_transcript_tool
 
 SAMPLES = Path(__file__).resolve().parents[1]/"nbs"/"samples"
 

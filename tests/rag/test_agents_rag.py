@@ -3,10 +3,10 @@ citation checks, the repair path, and the checks on what the model returns."""
 import asyncio, json
 import pytest
 from langchain_core.tools import StructuredTool
-from gaia_mas.testing import ScriptedChatModel
+from gaia_mas.core.testing import ScriptedChatModel
 from gaia_mas.rag.agents import (AnalysisAgent, EvaluatorAgent, ResearchAgent, SupervisorAgent, SynthesisAgent, Worker,
                                  DEFAULT_WORKERS, as_context, passages)
-from gaia_mas.rag.workflows import scripted_rag_llm
+from gaia_mas.rag.scripted import scripted_rag_llm
 
 Q = "What is a circuit breaker?"
 PLAN = {"standalone_question": Q, "search_query": "circuit breaker", "keywords": ["half-open"], "metadata_filter": "", "strategy": "both"}

@@ -6,7 +6,9 @@ sample knowledge base with the scripted model, offline (`scripted_system`)."""
 import asyncio, json, time
 import httpx, pytest
 
-from gaia_mas.rag.service import LiveServer, create_app, scripted_system
+from gaia_mas.core.testing import LiveServer
+from gaia_mas.rag.service import create_app
+from gaia_mas.rag.system import scripted_system
 
 PATTERNS = ("sequential", "parallel", "supervisor")
 CHAT = [f"/multiagent/{p}/chat" for p in PATTERNS] + ["/multiagent/chat"]

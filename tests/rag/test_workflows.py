@@ -7,8 +7,10 @@ from pydantic import PrivateAttr
 from langchain_core.tools import StructuredTool
 from gaia_mas.rag.agents import WORKERS
 from gaia_mas.rag.state import Limits
-from gaia_mas.rag.workflows import (BRANCHES, PATTERNS, FailingRagModel, RagSystem, build_workflow, cmd_ask, failing, make_rag_system,
-                                    scripted_rag_llm, select_pattern, _reply, _role)
+from gaia_mas.rag.workflows import BRANCHES, PATTERNS, RagSystem, build_workflow, select_pattern
+from gaia_mas.rag.scripted import FailingRagModel, failing, scripted_rag_llm, _reply, _role
+from gaia_mas.rag.cli import cmd_ask
+from gaia_mas.rag.system import make_rag_system
 
 Q1 = "What is a circuit breaker?"
 Q4 = "Explain how to implement circuit breaker pattern in microservices with code examples"
@@ -69,7 +71,7 @@ def test_auto_selects_and_explains(tools):
 def test_select_pattern_model_then_rules():
     assert select_pattern("Compare circuit breakers and load balancing", scripted_rag_llm())[0] == "sequential"
     assert select_pattern("What is the best way to make a client resilient?", scripted_rag_llm())[0] == "parallel"
-    from gaia_mas.testing import ScriptedChatModel
+    from gaia_mas.core.testing import ScriptedChatModel
     p, why = select_pattern(Q4, ScriptedChatModel(responder={"pattern": "round-robin", "reasoning": "?"}))
     assert p == "supervisor" and "rule-based" in why
 
@@ -263,7 +265,7 @@ def test_cmd_ask_sessions_persist_between_runs(kb, tmp_path, capsys):
 
 
 def test_make_rag_system_real_provider_needs_key(monkeypatch, tools):
-    from gaia_mas.llm import MissingAPIKeyError
+    from gaia_mas.core.llm import MissingAPIKeyError
     monkeypatch.delenv("OPENAI_API_KEY", raising=False); monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     with pytest.raises(MissingAPIKeyError): make_rag_system(provider="openai", model="gpt-4o-mini", tools=tools)
     assert isinstance(make_rag_system(provider="scripted", tools=tools), RagSystem)

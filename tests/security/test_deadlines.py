@@ -3,7 +3,7 @@ tool that sleeps for 300 s, each end their question at the deadline (plus the ru
 while the other questions of the batch are answered."""
 import contextlib, json, os, socket, subprocess, sys, textwrap, threading, time
 from langchain_core.messages import SystemMessage
-from gaia_mas.testing import happy_path_responder
+from gaia_mas.gaia.scripted import happy_path_responder
 
 GAIA = [sys.executable, "-c", "import sys; from gaia_mas.cli import main; sys.exit(main())"]
 HANG = "never-answered"
@@ -99,11 +99,12 @@ STUCK_TOOL_RUN = textwrap.dedent('''
     import json, sys, time
     from langchain_core.messages import AIMessage, ToolMessage
     from langchain_core.tools import tool
-    from gaia_mas.config import load_baseline_prompts, make_agent_configs
-    from gaia_mas.graph import create_multi_agent_graph
-    from gaia_mas.runner import run_batch
-    from gaia_mas.tasks import ResultWriter
-    from gaia_mas.testing import ScriptedChatModel, happy_path_responder, role_of
+    from gaia_mas.gaia.config import load_baseline_prompts, make_agent_configs
+    from gaia_mas.gaia.graph import create_multi_agent_graph
+    from gaia_mas.gaia.runner import run_batch
+    from gaia_mas.gaia.tasks import ResultWriter
+    from gaia_mas.core.testing import ScriptedChatModel
+    from gaia_mas.gaia.scripted import happy_path_responder, role_of
 
     @tool
     def stuck_tool(query: str) -> str:

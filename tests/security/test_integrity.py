@@ -12,8 +12,8 @@ Every server here listens on 127.0.0.1 only; every child process has a timeout; 
 import base64, contextlib, http.server, json, os, re, resource, secrets, shutil, signal, socket, stat, subprocess, sys, threading, time, zipfile
 from pathlib import Path
 import pytest
-from gaia_mas.testing import ScriptedChatModel
-from gaia_mas.utils import run_sync
+from gaia_mas.core.testing import ScriptedChatModel
+from gaia_mas.core.utils import run_sync
 
 ROOT = Path(__file__).resolve().parents[2]
 GAIA = [sys.executable, "-c", "import sys; from gaia_mas.cli import main; sys.exit(main())"]
@@ -109,7 +109,7 @@ def offline(monkeypatch):
 
 @pytest.fixture
 def research_tools(offline):
-    from gaia_mas.research_tools import get_research_tools
+    from gaia_mas.gaia.research_tools import get_research_tools
     return run_sync(get_research_tools(browser=False, vision_model=ScriptedChatModel(responder=echo_vision)))
 
 
@@ -195,9 +195,9 @@ def test_through_tool_node(research_tools, layout):
 def test_whole_graph_never_sees_the_gold(research_tools, layout):
     "The real graph: the researcher asks for the gold every way; whatever the tools return flows on to the final answer."
     from langchain_core.messages import AIMessage, ToolMessage
-    from gaia_mas.config import load_baseline_prompts, make_agent_configs
-    from gaia_mas.graph import create_multi_agent_graph
-    from gaia_mas.testing import happy_path_responder, role_of
+    from gaia_mas.gaia.config import load_baseline_prompts, make_agent_configs
+    from gaia_mas.gaia.graph import create_multi_agent_graph
+    from gaia_mas.gaia.scripted import happy_path_responder, role_of
     happy = happy_path_responder()
     calls = [{"name": "read_attachment", "args": {"file_path": p}, "id": f"r{i}"} for i, p in enumerate([*hostile_paths(layout), "mine.txt"])]
     def respond(messages):
@@ -246,10 +246,10 @@ def browser_url(tmp_path_factory):
 
 
 def test_browser_never_opens_local_files(browser_url, layout, offline, request):
-    import gaia_mas.browser as browser
+    import gaia_mas.gaia.browser as browser
     if not hasattr(browser, "refused_url"):
         request.applymarker(pytest.mark.xfail(reason="needs helper D's change to 07b_browser: refuse file:// URLs", strict=False))
-    from gaia_mas.research_tools import get_research_tools
+    from gaia_mas.gaia.research_tools import get_research_tools
     tools = run_sync(get_research_tools(browser_url, browser=True))
     url_tools = [t for t in tools if t.name.startswith("browser_") and "url" in t.args]
     snap = next(t for t in tools if t.name == "browser_snapshot")
@@ -267,8 +267,8 @@ def test_browser_never_opens_local_files(browser_url, layout, offline, request):
 # --- the course's file names ---
 
 def test_course_names_stay_in_the_folder(tmp_path, caplog):
-    from gaia_mas.course import fake_course_server, fetch_course
-    from gaia_mas.tasks import load_tasks
+    from gaia_mas.gaia.course import fake_course_server, fetch_course
+    from gaia_mas.gaia.tasks import load_tasks
     out, target = tmp_path/"a"/"b"/"course", tmp_path/"target"
     target.mkdir()
     names = {"u1": "../escape.txt", "u2": "../../../escape2.txt", "u3": str(target/"abs.txt"), "u4": "..", "u5": "",
@@ -291,7 +291,7 @@ def test_course_names_stay_in_the_folder(tmp_path, caplog):
 
 BOMB = """
 import json, sys
-from gaia_mas.file_tools import unstructured_excel_tool
+from gaia_mas.gaia.file_tools import unstructured_excel_tool
 print(json.dumps([unstructured_excel_tool.invoke({"file_path": sys.argv[1], "colors": c}) for c in (False, True)]))
 """
 

@@ -4,9 +4,9 @@ Every test is bounded in time (session limits, subprocess time-outs, watchdog th
 """
 import contextvars, json, logging, os, secrets, shutil, socket, subprocess, sys, textwrap, threading, time
 import pytest
-from gaia_mas import expert_tools as et
-from gaia_mas.expert_tools import PythonSession, SandboxError, python_repl_tool, python_session
-from gaia_mas.utils import deadline_scope
+from gaia_mas.gaia import expert_tools as et
+from gaia_mas.gaia.expert_tools import PythonSession, SandboxError, python_repl_tool, python_session
+from gaia_mas.core.utils import deadline_scope
 
 BWRAP_PROBLEM = et._bwrap_problem(shutil.which("bwrap") or "")
 needs_bwrap = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"bubblewrap unavailable: {BWRAP_PROBLEM}")
@@ -66,7 +66,7 @@ def test_code_cannot_see_api_keys(mode, keys):
 
 ATTACKS = """
 import json, os, signal, sys
-from gaia_mas.expert_tools import PythonSession
+from gaia_mas.gaia.expert_tools import PythonSession
 with PythonSession(timeout=20) as s:
     out = [s.run("import os; os.kill(os.getppid(), 9)"), s.run("import os; os.kill(%(pid)d, 9)"),
            s.run("import os; os.kill(-1, 9)"), s.run("import os; os.killpg(0, 9)"),
@@ -231,7 +231,7 @@ def test_forced_bwrap_without_bwrap_is_a_clear_error(monkeypatch, tmp_path):
 def test_fallback_says_once_that_code_runs_unisolated(monkeypatch, tmp_path, caplog, keys):
     monkeypatch.setenv("PATH", str(tmp_path)); monkeypatch.delenv("GAIA_MAS_SANDBOX", raising=False)
     monkeypatch.setattr(et, "_warned", [])
-    with caplog.at_level(logging.WARNING, logger="gaia_mas.expert_tools"):
+    with caplog.at_level(logging.WARNING, logger="gaia_mas.gaia.expert_tools"):
         with PythonSession(timeout=20) as s:
             out = s.run("import os; sorted(os.environ)") + s.run("print(1)")
         with PythonSession(timeout=20) as s: s.run("print(2)")
@@ -252,7 +252,7 @@ def test_fallback_warning_says_why_bwrap_failed(monkeypatch, caplog):
     "When bwrap is installed but its probe fails, the one warning carries the probe's error, not 'install bubblewrap'."
     monkeypatch.delenv("GAIA_MAS_SANDBOX", raising=False); monkeypatch.setattr(et, "_warned", [])
     monkeypatch.setattr(et, "_bwrap_problem", lambda b: "bwrap failed: bwrap: execvp /tmp/x/.venv/bin/python: No such file")
-    with caplog.at_level(logging.WARNING, logger="gaia_mas.expert_tools"): assert et.sandbox_mode() == "process"
+    with caplog.at_level(logging.WARNING, logger="gaia_mas.gaia.expert_tools"): assert et.sandbox_mode() == "process"
     msg = " ".join(r.getMessage() for r in caplog.records)
     assert "execvp /tmp/x/.venv/bin/python" in msg and "Install bubblewrap" not in msg
 
@@ -270,7 +270,7 @@ UNIT_PAYLOADS = [("1" * 10**6 + " m", "km"), ("1 m", "k" * 10**6), ("(9**9**9) m
 
 CHILD = """
 import json, sys, time
-from gaia_mas.expert_tools import calculator, unit_converter
+from gaia_mas.gaia.expert_tools import calculator, unit_converter
 out = []
 for kind, args in json.load(sys.stdin):
     t = time.perf_counter()

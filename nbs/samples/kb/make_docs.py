@@ -244,7 +244,7 @@ def html(title, meta, secs):
 
 def pdf(path, title, secs):
     import sys; sys.path.insert(0, str(HERE.parents[2]))
-    from gaia_mas.file_tools import write_text_pdf
+    from gaia_mas.core.readers import write_text_pdf
     pages = [(title + "\n\n" if i == 0 else "") + "\n".join(textwrap.wrap(b, 85)) for i, (_, b) in enumerate(secs)]
     write_text_pdf(path, pages)
 
