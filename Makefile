@@ -11,7 +11,7 @@ export OPIK_TRACK_DISABLE ?= true
 NB_ARGS ?= --n_workers 2
 PYTEST_ARGS ?= -q tests
 
-.PHONY: install system venv test test-nbs test-py docs-check readme notebooks bench check-venv
+.PHONY: install system venv test test-nbs test-py lint docs-check readme notebooks bench check-venv
 
 install: system venv  ## system tools (apt, when missing), then .venv with gaia_mas and its dev tools; fast when done
 
@@ -36,6 +36,9 @@ test-nbs: check-venv
 
 test-py: check-venv
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: check-venv  ## the import layers (.importlinter): core below two independent systems below the entry points
+	$(BIN)/lint-imports
 
 docs-check: check-venv  ## the docs process without errors (nbdev_proc_nbs, with a no-op quarto)
 	bash tools/check_docs.sh

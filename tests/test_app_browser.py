@@ -78,7 +78,7 @@ def test_app_notebook_runs_in_jupyterlab(tmp_path):
     from playwright.sync_api import sync_playwright
     if not Path(CHROMIUM).exists(): pytest.fail(f"{CHROMIUM} is missing: run tools/install_system.sh")
     t0, port, root = time.monotonic(), free_port(), tmp_path/"nbs"
-    root.mkdir(); shutil.copy(ROOT/"nbs"/"gaia/29_app.ipynb", root/"gaia/29_app.ipynb")
+    root.mkdir(); shutil.copy(ROOT/"nbs"/"gaia"/"29_app.ipynb", root/"29_app.ipynb")
     OUT.mkdir(exist_ok=True); shot = OUT/"app_run.png"
     lab, blocked = start_lab(root, tmp_path, port), []
     def only_loopback(route):
@@ -90,7 +90,7 @@ def test_app_notebook_runs_in_jupyterlab(tmp_path):
             browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
             page = browser.new_page(viewport={"width": 1280, "height": 1500})
             page.route("**/*", only_loopback)
-            text = run_notebook_and_click(page, f"http://127.0.0.1:{port}/lab/tree/13_app.ipynb", shot)
+            text = run_notebook_and_click(page, f"http://127.0.0.1:{port}/lab/tree/29_app.ipynb", shot)
             browser.close()
     finally:
         lab.terminate(); lab.wait(30)

@@ -25,5 +25,5 @@ def run_each(nbs:list[Path]):
 if __name__ == "__main__":
     os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
     if sys.argv[1:2] == ["--one"]: run(Path(sys.argv[2])); sys.exit()
-    run_each([Path(p).resolve() for p in sys.argv[1:]] or sorted((ROOT/"nbs").glob("*.ipynb")))
+    run_each([Path(p).resolve() for p in sys.argv[1:]] or sorted(p for p in (ROOT/"nbs").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts))
     subprocess.run(["nbdev_clean"], cwd=ROOT, check=True)

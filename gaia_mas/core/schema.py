@@ -94,7 +94,8 @@ def enforce_json_response(response:Any, # an LLM reply: a dict, a string, or an 
     "The reply as a dict, or a `ValueError` that says what came back."
     if isinstance(response, BaseMessage): response = response.content
     if isinstance(response, dict): return response
-    if isinstance(response, list): response = "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in response)
+    if isinstance(response, list):
+        response = "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in response)
     for cand in _json_candidates(str(response).strip()):
         try: obj = json.loads(cand)
         except (json.JSONDecodeError, TypeError): continue
@@ -143,7 +144,8 @@ def _typed_dict(value, t, key, component):
     if isinstance(value, str):
         try: value = json.loads(value)
         except json.JSONDecodeError: pass
-    if not isinstance(value, dict): raise _bad(component, key, f"an object with keys {list(typeddict_fields(t))}", value)
+    if not isinstance(value, dict):
+        raise _bad(component, key, f"an object with keys {list(typeddict_fields(t))}", value)
     fields = typeddict_fields(t)
     missing = [k for k in fields if k not in value]
     if missing: raise TypeError(f"{component}: key {key!r} is missing {missing}, got {str(value)[:200]!r}")

@@ -30,7 +30,8 @@ def default_sessions(kb:Optional[str]=None, # the knowledge base URL
     "Sessions live in the knowledge base's PostgreSQL database, else in sessions.sqlite beside the KB."
     kb = kb_url(kb)
     if is_postgres(kb): return kb
-    if kb.startswith("sqlite:///"): return "sqlite:///" + str(Path(kb.removeprefix("sqlite:///")).with_name("sessions.sqlite"))
+    if kb.startswith("sqlite:///"):
+        return "sqlite:///" + str(Path(kb.removeprefix("sqlite:///")).with_name("sessions.sqlite"))
     return "sqlite:///" + str(cache_dir()/"sessions.sqlite")
 
 # %% ../../nbs/core/01_settings.ipynb #acc0b08b
@@ -52,11 +53,26 @@ def add_model_options(p:argparse.ArgumentParser) -> None:
     g.add_argument("--model", default="gpt-4o-mini", help="model for every agent")
     g.add_argument("--base-url", help="an OpenAI-compatible server, e.g. http://localhost:11434/v1 for Ollama")
     g.add_argument("--llm-timeout", type=float, default=120, help="seconds per LLM call")
-    g.add_argument("--max-retries", type=int, default=6, help="retries per LLM call on 429, 5xx and timeouts, backing off exponentially")
-    g.add_argument("--rps", type=float, help="rate limit: at most this many LLM requests per second, all threads together")
-    g.add_argument("--trace", action="store_true", default=_env_flag("GAIA_MAS_TRACE"), help="trace runs with Opik (opt-in)")
-    g.add_argument("--cache-dir", type=Path, help=f"checkpoints, and the logs/ folder of every run (default {cache_dir()})")
-    g.add_argument("--memory", action="store_true", help="keep checkpoints in memory: a killed question restarts from scratch")
+    g.add_argument(
+        "--max-retries",
+        type=int,
+        default=6,
+        help="retries per LLM call on 429, 5xx and timeouts, backing off exponentially",
+    )
+    g.add_argument(
+        "--rps", type=float, help="rate limit: at most this many LLM requests per second, all threads together"
+    )
+    g.add_argument(
+        "--trace", action="store_true", default=_env_flag("GAIA_MAS_TRACE"), help="trace runs with Opik (opt-in)"
+    )
+    g.add_argument(
+        "--cache-dir", type=Path, help=f"checkpoints, and the logs/ folder of every run (default {cache_dir()})"
+    )
+    g.add_argument(
+        "--memory", action="store_true", help="keep checkpoints in memory: a killed question restarts from scratch"
+    )
     g.add_argument("--latency", type=float, default=0.0, help="dry run: seconds per scripted LLM call")
     g.add_argument("--dry-answer", default="42", help="dry run: the answer every question gets (default 42)")
-    g.add_argument("-v", "--verbose", action="store_true", help="more output, and gaia_mas's log records on the console")
+    g.add_argument(
+        "-v", "--verbose", action="store_true", help="more output, and gaia_mas's log records on the console"
+    )

@@ -37,7 +37,11 @@ def create_planner_agent(config:AgentConfig, # the planner's configuration
         msgs = [SystemMessage(content=config.system_prompt), *_conversation(state, "planner")]
         r = invoke_json(llm_planner, msgs, config.output_schema, "planner")
         state = {**state, "research_steps": r["research_steps"], "expert_steps": r["expert_steps"]}
-        return _respond(state, "planner", f"Planner complete. Research steps: {r['research_steps']}, Expert steps: {r['expert_steps']}")
+        return _respond(
+            state,
+            "planner",
+            f"Planner complete. Research steps: {r['research_steps']}, Expert steps: {r['expert_steps']}",
+        )
     return planner_agent
 
 # %% ../../nbs/gaia/21_agents.ipynb #a7121e95
@@ -47,7 +51,8 @@ def create_critic_agent(config:AgentConfig, # the critic's configuration; its sy
     "The critic node: approves or rejects the planner's, researcher's or expert's work."
     def critic_agent(state: GraphState) -> GraphState:
         step = state["current_step"]
-        if step not in ("critic_planner", "critic_researcher", "critic_expert"): raise RuntimeError(f"Invalid critic step: {step}")
+        if step not in ("critic_planner", "critic_researcher", "critic_expert"):
+            raise RuntimeError(f"Invalid critic step: {step}")
         msgs = [SystemMessage(content=config.system_prompt[step]), *_conversation(state, step)[-1:]]
         r = invoke_json(llm_critic, msgs, config.output_schema, step)
         state = {**state, f"{step}_decision": r["decision"], f"{step}_feedback": r["feedback"]}
@@ -75,7 +80,9 @@ def create_researcher_agent(config:AgentConfig, # the researcher's configuration
         idx = state["current_research_index"]
         rs = _continue(state["researcher_states"].get(idx), {"step_index": idx, "result": None},
                        _conversation(state, "researcher", step_id=idx))
-        rs, r = _run_react(compiled_researcher_graph, rs, state, step_scope, config, f"researcher step {idx}", repair_llm)
+        rs, r = _run_react(
+            compiled_researcher_graph, rs, state, step_scope, config, f"researcher step {idx}", repair_llm
+        )
         results = [*state["research_results"]]
         if len(results) <= idx: results.append(r["result"])
         else: results[idx] = r["result"]
@@ -115,7 +122,11 @@ def create_finalizer_agent(config:AgentConfig, # the finalizer's configuration
             r = invoke_json(llm_finalizer, msgs, config.output_schema, "finalizer")
             ans, trace = r["final_answer"], r["final_reasoning_trace"]
         state = {**state, "final_answer": ans, "final_reasoning_trace": trace}
-        return _respond(state, "finalizer", f"Finalizer complete. The final answer is:\n{ans}\n\n## The final reasoning trace is:\n{trace}")
+        return _respond(
+            state,
+            "finalizer",
+            f"Finalizer complete. The final answer is:\n{ans}\n\n## The final reasoning trace is:\n{trace}",
+        )
     return finalizer_agent
 
 # %% ../../nbs/gaia/21_agents.ipynb #44b84a74
@@ -137,8 +148,16 @@ def capture_errors(name:str, # the node's name; "critic" is reported as the curr
         except Exception as e:
             component = state.get("current_step", name) if name == "critic" else name
             log.exception("%s failed after %.1f s", component, time.perf_counter() - t0)
-            out = {**state, "error": str(e) if isinstance(e, ClearError) else f"{type(e).__name__}: {e}", "error_component": component}
+            out = {
+                **state,
+                "error": str(e) if isinstance(e, ClearError) else f"{type(e).__name__}: {e}",
+                "error_component": component,
+            }
             if name == "orchestrator": out |= {"current_step": "finalizer", "next_step": "finalizer"}
-            if name == "finalizer": out |= {"final_answer": FAILURE_ANSWER, "final_reasoning_trace": f"{FAILURE_ANSWER} The finalizer failed: {out['error']}"}
+            if name == "finalizer":
+                out |= {
+                    "final_answer": FAILURE_ANSWER,
+                    "final_reasoning_trace": f"{FAILURE_ANSWER} The finalizer failed: {out['error']}",
+                }
             return changes(state, out)
     return guarded

@@ -4,7 +4,8 @@
 
 # %% ../../nbs/gaia/17_browser.ipynb #ac4e1bca
 from __future__ import annotations
-import asyncio, atexit, contextlib, contextvars, functools, json, logging, os, shutil, signal, socket, subprocess, sys, tempfile, threading, time
+import asyncio, atexit, contextlib, contextvars, functools, json, logging, os, shutil, signal, socket, subprocess, sys
+import tempfile, threading, time
 from pathlib import Path
 from typing import Callable, Optional
 from urllib.parse import urlsplit
@@ -185,8 +186,12 @@ def create_sync_wrapper_for_mcp_tool(async_tool, # an async LangChain tool, as l
         try: out = asyncio.run_coroutine_threadsafe(async_tool.ainvoke(kw), mcp_loop()).result(mcp_timeout() + 15)
         except Exception as e:
             e = root_cause(e)
-            return f"Error: the browser tool {async_tool.name} failed ({type(e).__name__}: {str(e)[:300] or 'no detail'})."
-        return truncate_text(_as_text(out), tool_budget(), "Use browser_find to search the page, or browser_snapshot on one element.")
+            return (
+                f"Error: the browser tool {async_tool.name} failed ({type(e).__name__}: {str(e)[:300] or 'no detail'})."
+            )
+        return truncate_text(
+            _as_text(out), tool_budget(), "Use browser_find to search the page, or browser_snapshot on one element."
+        )
     async def arun(**kw) -> str: return await asyncio.to_thread(run, **kw)
     return StructuredTool(name=async_tool.name, description=async_tool.description, args_schema=async_tool.args_schema,
                           func=run, coroutine=arun, return_direct=async_tool.return_direct)
@@ -206,9 +211,18 @@ async def get_browser_mcp_tools(mcp_url:Optional[str]=None, # the server; `GAIA_
     return [create_sync_wrapper_for_mcp_tool(t) for t in tools if t.name not in excluded_tools()]
 
 # %% ../../nbs/gaia/17_browser.ipynb #0968ac33
-CHROMIUM_ARGS = ("--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-default-apps",
-                 "--disable-domain-reliability", "--disable-client-side-phishing-detection", "--no-first-run",
-                 "--metrics-recording-only", "--disable-breakpad", "--disable-features=Translate,OptimizationHints,MediaRouter")
+CHROMIUM_ARGS = (
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-domain-reliability",
+    "--disable-client-side-phishing-detection",
+    "--no-first-run",
+    "--metrics-recording-only",
+    "--disable-breakpad",
+    "--disable-features=Translate,OptimizationHints,MediaRouter",
+)
 
 def browsing_on() -> bool:
     "Whether the browser is wanted: `GAIA_MAS_BROWSER`, on unless 0/false/no/off."
@@ -252,9 +266,26 @@ class LocalBrowser:
         cfg = self.folder/"config.json"
         cfg.write_text(json.dumps({"browser": {"launchOptions": {"args": list(CHROMIUM_ARGS)}}}))
         root = hasattr(os, "geteuid") and os.geteuid() == 0
-        return [self.server, "--config", str(cfg), "--headless", "--browser", "chromium", "--executable-path", self.chromium,
-                "--isolated", "--host", "127.0.0.1", "--port", str(port), "--allowed-hosts", f"127.0.0.1:{port}",
-                "--output-dir", str(self.folder/"out"), *(["--no-sandbox"] if root else [])]
+        return [
+            self.server,
+            "--config",
+            str(cfg),
+            "--headless",
+            "--browser",
+            "chromium",
+            "--executable-path",
+            self.chromium,
+            "--isolated",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--allowed-hosts",
+            f"127.0.0.1:{port}",
+            "--output-dir",
+            str(self.folder / "out"),
+            *(["--no-sandbox"] if root else []),
+        ]
 
 # %% ../../nbs/gaia/17_browser.ipynb #ba93c1b9
 @patch
@@ -271,7 +302,9 @@ def start(self:LocalBrowser, timeout:float=30, # seconds to wait for the server 
         time.sleep(0.1)
     log_tail = (self.folder/"server.log").read_text(errors="replace")[-500:]
     self.stop()
-    raise RuntimeError(f"the browser's MCP server did not start within {timeout:.0f} s: {log_tail.strip() or 'no output'}")
+    raise RuntimeError(
+        f"the browser's MCP server did not start within {timeout:.0f} s: {log_tail.strip() or 'no output'}"
+    )
 
 @patch
 def stop(self:LocalBrowser):
@@ -308,7 +341,8 @@ def auto_browser(say:Callable[[str], None]=lambda s: print(s, file=sys.stderr), 
                  timeout:float=30, # seconds to wait for a started server
                 ):
     "A scope with a browser's MCP server: the configured one, one already running, or one started here and stopped at the end."
-    if not browsing_on() or os.environ.get("GAIA_MAS_MCP_URL") or reachable(DEFAULT_MCP_URL): yield browser_mcp_url() if browsing_on() else None; return
+    if not browsing_on() or os.environ.get("GAIA_MAS_MCP_URL") or reachable(DEFAULT_MCP_URL):
+        yield browser_mcp_url() if browsing_on() else None; return
     if problem := _missing_browser():
         say(f"gaia-mas: no browser: {problem}; research goes on without one (GAIA_MAS_BROWSER=0 hides this).")
         with _env(GAIA_MAS_BROWSER="0"): yield None
@@ -319,7 +353,9 @@ def auto_browser(say:Callable[[str], None]=lambda s: print(s, file=sys.stderr), 
         say(f"gaia-mas: no browser: {e}; research goes on without one."); b.stop()
         with _env(GAIA_MAS_BROWSER="0"): yield None
         return
-    say(f"gaia-mas: started a browser for this run (Playwright MCP with headless chromium at {url}); it stops when the run ends.")
+    say(
+        f"gaia-mas: started a browser for this run (Playwright MCP with headless chromium at {url}); it stops when the run ends."
+    )
     try:
         with _env(GAIA_MAS_MCP_URL=url): yield url
     finally: b.stop()

@@ -19,10 +19,15 @@ __all__ = ['log', 'PROMPT_FILES', 'DEFAULT_MAX_TOKENS', 'load_baseline_prompts',
 log = logging.getLogger(__name__)
 
 # %% ../../nbs/gaia/12_config.ipynb #92220a93
-PROMPT_FILES = {"planner": "planner_system_prompt.txt", "critic_planner": "critic_planner_system_prompt.txt",
-                "researcher": "researcher_system_prompt.txt", "critic_researcher": "critic_researcher_system_prompt.txt",
-                "expert": "expert_system_prompt.txt", "critic_expert": "critic_expert_system_prompt.txt",
-                "finalizer": "finalizer_system_prompt.txt"}
+PROMPT_FILES = {
+    "planner": "planner_system_prompt.txt",
+    "critic_planner": "critic_planner_system_prompt.txt",
+    "researcher": "researcher_system_prompt.txt",
+    "critic_researcher": "critic_researcher_system_prompt.txt",
+    "expert": "expert_system_prompt.txt",
+    "critic_expert": "critic_expert_system_prompt.txt",
+    "finalizer": "finalizer_system_prompt.txt",
+}
 
 def load_baseline_prompts(prompts_dir:Optional[str|Path]=None, # a folder of prompt files; the packaged baseline set if None
                          ) -> dict[str, str]:

@@ -33,7 +33,9 @@ def _open(url:str, data:Any=None, timeout:float=60):
     req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"} if body else {})
     try: return urllib.request.urlopen(req, timeout=timeout)
     except urllib.error.HTTPError as e:
-        raise RuntimeError(f"{req.get_method()} {url} failed: HTTP {e.code}: {e.read().decode(errors='replace')[:500]}") from None
+        raise RuntimeError(
+            f"{req.get_method()} {url} failed: HTTP {e.code}: {e.read().decode(errors='replace')[:500]}"
+        ) from None
     except urllib.error.URLError as e: raise RuntimeError(f"{req.get_method()} {url} failed: {e.reason}") from None
 
 # %% ../../nbs/gaia/27_course.ipynb #5e5808ed
@@ -43,12 +45,15 @@ def _handler(questions:list, files:dict, gold:dict, submissions:list) -> type:
         def log_message(self, *args): pass
         def _send(self, code, body, ctype="application/json"):
             data = body if isinstance(body, bytes) else json.dumps(body).encode()
-            self.send_response(code); self.send_header("Content-Type", ctype); self.send_header("Content-Length", str(len(data)))
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(data)))
             self.end_headers(); self.wfile.write(data)
         def do_GET(self):
             tid = urllib.parse.unquote(self.path.removeprefix("/files/"))
             if self.path == "/questions": self._send(200, questions)
-            elif self.path.startswith("/files/") and tid in files: self._send(200, files[tid], "application/octet-stream")
+            elif self.path.startswith("/files/") and tid in files:
+                self._send(200, files[tid], "application/octet-stream")
             else: self._send(404, {"detail": f"No file path associated with task_id {tid}."})
         def do_POST(self):
             try: body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
@@ -86,9 +91,11 @@ def fetch_questions(base_url:Optional[str]=None, # the API's base URL
                    ) -> list[dict]:
     "The course's questions: the objects of the server's list (others are skipped with a warning)."
     with _open(f"{course_url(base_url)}/questions", timeout=timeout) as r: data = json.load(r)
-    if not isinstance(data, list): raise RuntimeError(f"{course_url(base_url)}/questions did not return a list of questions")
+    if not isinstance(data, list):
+        raise RuntimeError(f"{course_url(base_url)}/questions did not return a list of questions")
     for n, q in enumerate(data, 1):
-        if not isinstance(q, dict): log.warning("Question %d of the server's list is not an object (%s); skipped", n, str(q)[:60])
+        if not isinstance(q, dict):
+            log.warning("Question %d of the server's list is not an object (%s); skipped", n, str(q)[:60])
     return [q for q in data if isinstance(q, dict)]
 
 def download_file(task_id:str, # the question's task id
@@ -114,21 +121,27 @@ def safe_file_name(name:Any, # a file name as the server sent it
                   ) -> str:
     "`name` reduced to a plain base name (no folder, no `..`); `ValueError` when no safe name is left."
     if not isinstance(name, str): raise ValueError(f"file name {name!r} is not text")
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name): raise ValueError(f"file name {name[:60]!r} holds a NUL or control character")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+        raise ValueError(f"file name {name[:60]!r} holds a NUL or control character")
     base = name.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1].strip()
     if base in ("", ".", ".."): raise ValueError(f"file name {name[:60]!r} names no file")
-    if len(base.encode()) > _MAX_NAME_BYTES: raise ValueError(f"file name {name[:40]!r}... is longer than {_MAX_NAME_BYTES} bytes")
-    if base.lower() in ("metadata.jsonl", "metadata.parquet"): raise ValueError(f"file name {name!r} would overwrite the task file")
+    if len(base.encode()) > _MAX_NAME_BYTES:
+        raise ValueError(f"file name {name[:40]!r}... is longer than {_MAX_NAME_BYTES} bytes")
+    if base.lower() in ("metadata.jsonl", "metadata.parquet"):
+        raise ValueError(f"file name {name!r} would overwrite the task file")
     return base
 
 def _with_attachment(q:dict, out_dir:Path, base_url:Optional[str], used:dict) -> dict:
     "The question, its attachment downloaded under a safe name, `file_name` rewritten to it (emptied when refused)."
     if not q.get("file_name"): return q
     try: name = safe_file_name(q["file_name"])
-    except ValueError as e: log.warning("Attachment of %s refused: %s", q.get("task_id"), e); return {**q, "file_name": ""}
+    except ValueError as e:
+        log.warning("Attachment of %s refused: %s", q.get("task_id"), e); return {**q, "file_name": ""}
     if used.setdefault(name, q.get("task_id")) != q.get("task_id"):
-        log.warning("Attachment of %s refused: %r is already the file of %s", q.get("task_id"), name, used[name]); return {**q, "file_name": ""}
-    if name != q["file_name"]: log.warning("Attachment of %s saved as %r, not %r", q.get("task_id"), name, q["file_name"])
+        log.warning("Attachment of %s refused: %r is already the file of %s", q.get("task_id"), name, used[name])
+        return {**q, "file_name": ""}
+    if name != q["file_name"]:
+        log.warning("Attachment of %s saved as %r, not %r", q.get("task_id"), name, q["file_name"])
     if not (out_dir/name).exists():
         try: download_file(q["task_id"], out_dir/name, base_url)
         except (RuntimeError, OSError) as e: log.warning("Attachment of %s not downloaded: %s", q.get("task_id"), e)
@@ -161,4 +174,5 @@ def submit_answers(records:list[dict], # result records
                    timeout:float=120, # seconds
                   ) -> dict:
     "The scoring API's reply to the submission."
-    with _open(f"{course_url(base_url)}/submit", submission(records, username, agent_code), timeout) as r: return json.load(r)
+    with _open(f"{course_url(base_url)}/submit", submission(records, username, agent_code), timeout) as r:
+        return json.load(r)

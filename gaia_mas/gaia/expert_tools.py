@@ -4,7 +4,8 @@
 
 # %% ../../nbs/gaia/13_expert_tools.ipynb #15622d3a
 from __future__ import annotations
-import ast, contextlib, contextvars, functools, json, logging, math, operator, os, pathlib, re, secrets, selectors, shutil, signal, subprocess, sys, tempfile, threading, time
+import ast, contextlib, contextvars, functools, json, logging, math, operator, os, pathlib, re, secrets, selectors
+import shutil, signal, subprocess, sys, tempfile, threading, time
 from typing import Callable, Iterable, Optional
 from fastcore.basics import patch
 from langchain_core.tools import BaseTool, tool
@@ -69,15 +70,19 @@ def _bad_power(text:str) -> bool:
     "Whether `text` raises anything but a unit name to a small plain number (pint would compute `9**9**9` exactly, for ever)."
     for m in re.finditer(r"\*\*|\^", text):
         before = text[:m.start()].rstrip()
-        if not before or not (before[-1].isalpha() or before[-1] == "_") or not _EXPONENT.match(text, m.end()): return True
+        if not before or not (before[-1].isalpha() or before[-1] == "_") or not _EXPONENT.match(text, m.end()):
+            return True
     return False
 
 def _check_unit_text(text:str, what:str, limit:int):
     "Refuse text pint should not parse: empty, too long, or with a power of anything but a unit name."
     if not isinstance(text, str) or not text.strip(): raise ValueError(f"The {what} is empty; give e.g. '10 meters'.")
-    if len(text) > limit: raise ValueError(f"The {what} is {len(text):,} characters long; at most {limit} are accepted.")
+    if len(text) > limit:
+        raise ValueError(f"The {what} is {len(text):,} characters long; at most {limit} are accepted.")
     if _bad_power(text):
-        raise ValueError(f"Powers in the {what} must raise a unit name to a plain number of at most 3 digits, as in 'm**2/s**2' or 's^-1'.")
+        raise ValueError(
+            f"Powers in the {what} must raise a unit name to a plain number of at most 3 digits, as in 'm**2/s**2' or 's^-1'."
+        )
 
 def _quantity(text:str):
     "A pint quantity from text such as '32 degF' or '10 meters'."
@@ -95,9 +100,12 @@ def unit_converter(quantity:str, # a value with its unit, e.g. '10 meters', '5 k
     import pint
     try: result = _quantity(quantity).to(to_unit)
     except pint.DimensionalityError as e: raise ValueError(f"Cannot convert {quantity!r} to {to_unit!r}: {e}") from None
-    except pint.UndefinedUnitError as e: raise ValueError(f"Unknown unit: {e}. Check its spelling, e.g. 'meter', 'ft', 'degC'.") from None
+    except pint.UndefinedUnitError as e:
+        raise ValueError(f"Unknown unit: {e}. Check its spelling, e.g. 'meter', 'ft', 'degC'.") from None
     except Exception as e:  # pint's parser raises many kinds of error on odd text
-        raise ValueError(f"Cannot read {quantity!r} / {to_unit!r} as a quantity and a unit: {type(e).__name__}: {e}"[:300]) from None
+        raise ValueError(
+            f"Cannot read {quantity!r} / {to_unit!r} as a quantity and a unit: {type(e).__name__}: {e}"[:300]
+        ) from None
     return f"{round(result.magnitude, 12) + 0.0:.10g} {result.units:~P}".strip()
 
 # %% ../../nbs/gaia/13_expert_tools.ipynb #67b2e602
@@ -110,7 +118,11 @@ _SEQ_FUNCS = {"min": min, "max": max, "sum": sum, "fsum": math.fsum, "prod": mat
 _FUNCS = {k: v for k, v in vars(math).items() if callable(v) and not k.startswith("_")} | \
          {"abs": abs, "round": round} | _SEQ_FUNCS
 _CONSTS = {k: v for k, v in vars(math).items() if isinstance(v, float)}
-_BIG_ARG = {"factorial": 5_000, "comb": 20_000, "perm": 20_000}  # largest argument of the functions whose results explode
+_BIG_ARG = {
+    "factorial": 5_000,
+    "comb": 20_000,
+    "perm": 20_000,
+}  # largest argument of the functions whose results explode
 _MAX_BITS, _MAX_CHARS, _MAX_NODES, _MAX_DEPTH, _MAX_SHOWN = 100_000, 1_000, 400, 40, 1_000
 
 def _check_tree(tree:ast.AST):
@@ -119,10 +131,13 @@ def _check_tree(tree:ast.AST):
     while todo:
         node, depth, list_ok = todo.pop()
         seen += 1
-        if seen > _MAX_NODES: raise ValueError(f"the expression has more than {_MAX_NODES} parts; split it into smaller steps")
+        if seen > _MAX_NODES:
+            raise ValueError(f"the expression has more than {_MAX_NODES} parts; split it into smaller steps")
         if depth > _MAX_DEPTH: raise ValueError(f"the expression is nested more than {_MAX_DEPTH} levels deep")
         if isinstance(node, (ast.List, ast.Tuple)) and not list_ok:
-            raise ValueError("a list may only be the argument of min, max, sum, fsum or prod; the calculator builds no sequences")
+            raise ValueError(
+                "a list may only be the argument of min, max, sum, fsum or prod; the calculator builds no sequences"
+            )
         seq_call = isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _SEQ_FUNCS
         todo += [(c, depth + 1, seq_call and any(c is a for a in node.args)) for c in ast.iter_child_nodes(node)]
 
@@ -131,7 +146,8 @@ def _num(x):
     "`x` when it is a real number of bounded size, to be used as an operand; refuse anything else."
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         raise ValueError(f"the calculator computes real numbers, not {type(x).__name__} values")
-    if isinstance(x, int) and x.bit_length() > _MAX_BITS: raise ValueError(f"an integer above {_MAX_BITS:,} bits is too large")
+    if isinstance(x, int) and x.bit_length() > _MAX_BITS:
+        raise ValueError(f"an integer above {_MAX_BITS:,} bits is too large")
     return x
 
 def _bits(x) -> int: return x.bit_length() if isinstance(x, int) else 0
@@ -151,7 +167,8 @@ def _call(name:str, args:list):
     if name == "round" and len(args) > 1 and abs(_num(args[1])) > 400: raise ValueError("round to at most 400 digits")
     flat = [x for a in args for x in (a if isinstance(a, list) else [a])]
     for x in flat: _num(x)
-    if name in ("prod", "lcm") and sum(map(_bits, flat)) > _MAX_BITS: raise ValueError(f"the result of {name} is too large")
+    if name in ("prod", "lcm") and sum(map(_bits, flat)) > _MAX_BITS:
+        raise ValueError(f"the result of {name} is too large")
     return _FUNCS[name](*args)
 
 # %% ../../nbs/gaia/13_expert_tools.ipynb #ffc38503
@@ -165,7 +182,8 @@ def _eval(node):
         case ast.Compare(left=l, ops=[op], comparators=[r]) if type(op) in _CMPS:
             return _CMPS[type(op)](_num(_eval(l)), _num(_eval(r)))
         case ast.Name(id=n) if n in _CONSTS: return _CONSTS[n]
-        case ast.Call(func=ast.Name(id=n), args=args, keywords=[]) if n in _FUNCS: return _call(n, [_eval(a) for a in args])
+        case ast.Call(func=ast.Name(id=n), args=args, keywords=[]) if n in _FUNCS:
+            return _call(n, [_eval(a) for a in args])
         case ast.List(elts=e) | ast.Tuple(elts=e): return [_eval(x) for x in e]
     raise ValueError(f"not allowed in a calculator expression: {ast.dump(node)[:60]}")
 
@@ -183,7 +201,9 @@ def calculator(expression:str, # an arithmetic expression, e.g. '2 * (3 + 4) / s
     "Evaluate an arithmetic expression: numbers, + - * / // % **, comparisons, and math functions and constants."
     log.info("Calculator evaluating %s", expression[:200])
     if len(expression) > _MAX_CHARS:
-        raise ValueError(f"The expression is {len(expression):,} characters long; the calculator takes at most {_MAX_CHARS:,}.")
+        raise ValueError(
+            f"The expression is {len(expression):,} characters long; the calculator takes at most {_MAX_CHARS:,}."
+        )
     try: tree = ast.parse(expression.strip(), mode="eval")
     except (SyntaxError, MemoryError, RecursionError) as e:
         raise ValueError(f"Cannot parse {expression[:80]!r}: {getattr(e, 'msg', type(e).__name__)}") from None
@@ -258,9 +278,23 @@ def _sandbox_env(home:str, marker:str) -> dict:
     "The whole environment of the worker: a few harmless settings, never a variable of the runner (API keys...)."
     return _SAFE_ENV | {"HOME": home, "GAIA_MAS_SANDBOX_SESSION": marker}
 
-_ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/timezone", "/etc/alternatives",
-        "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/ssl/certs", "/etc/ca-certificates", "/etc/fonts",
-        "/etc/mime.types", "/etc/matplotlibrc", "/etc/python3")
+_ETC = (
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/alternatives",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/ssl/certs",
+    "/etc/ca-certificates",
+    "/etc/fonts",
+    "/etc/mime.types",
+    "/etc/matplotlibrc",
+    "/etc/python3",
+)
 
 def _python_dirs() -> list[str]:
     "The folders the interpreter needs, read-only: its installation, the virtual environment and their site-packages."
@@ -293,12 +327,26 @@ def _parents(paths:Iterable[str]) -> list[str]:
 
 def _bwrap_command(bwrap:str, scratch:str, env:dict, files:Iterable[str]=()) -> list[str]:
     "The bubblewrap command line that starts the worker with nothing but the system, Python, its scratch folder and `files`."
-    ns = ["--unshare-all"] if os.geteuid() else \
-         ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
-          "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]  # as root: no user namespace; the worker drops to nobody
+    ns = (
+        ["--unshare-all"]
+        if os.geteuid()
+        else [
+            "--unshare-ipc",
+            "--unshare-pid",
+            "--unshare-net",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--cap-add",
+            "CAP_SETUID",
+            "--cap-add",
+            "CAP_SETGID",
+        ]
+    )  # as root: no user namespace; the worker drops to nobody
     cmd = [bwrap, *ns, "--die-with-parent", "--new-session", "--clearenv"]
     for k, v in env.items(): cmd += ["--setenv", k, v]
-    cmd += _system_binds()  # bwrap mounts in order: /tmp first, so what is bound below may live under it (a venv in /tmp)
+    cmd += (
+        _system_binds()
+    )  # bwrap mounts in order: /tmp first, so what is bound below may live under it (a venv in /tmp)
     cmd += ["--proc", "/proc", "--dev", "/dev", "--size", str(64 * 2**20), "--perms", "1777", "--tmpfs", "/tmp"]
     for d in _parents(_python_dirs()): cmd += ["--perms", "0755", "--dir", d]  # bwrap would make them 0700
     for d in _python_dirs():
@@ -339,9 +387,14 @@ def sandbox_mode() -> str:
                            "Install it (Debian/Ubuntu: apt-get install bubblewrap) or unset GAIA_MAS_SANDBOX.")
     if not _warned:
         _warned.append(problem)
-        log.warning("Model-written Python runs UNISOLATED (a plain child process with a cleared environment and limits): "
-                    "%s. %s", problem, "Install bubblewrap to isolate it." if "not installed" in problem else
-                    "bubblewrap is there but cannot start Python: fix that to isolate it, or set GAIA_MAS_SANDBOX=process.")
+        log.warning(
+            "Model-written Python runs UNISOLATED (a plain child process with a cleared environment and limits): "
+            "%s. %s",
+            problem,
+            "Install bubblewrap to isolate it."
+            if "not installed" in problem
+            else "bubblewrap is there but cannot start Python: fix that to isolate it, or set GAIA_MAS_SANDBOX=process.",
+        )
     return "process"
 
 # %% ../../nbs/gaia/13_expert_tools.ipynb #341a2619
@@ -416,7 +469,11 @@ class PythonSession:
         self.timeout, self.memory_mb, self.cpu_s, self.file_mb = timeout, memory_mb, cpu_s, file_mb
         ok = isinstance(attachment, str) and os.path.isfile(attachment)
         why = _gold_attachment(attachment) if ok else None
-        self.refused = f"Note: {os.path.basename(attachment)} is not readable here: {why}; tools never read gold answers." if why else ""
+        self.refused = (
+            f"Note: {os.path.basename(attachment)} is not readable here: {why}; tools never read gold answers."
+            if why
+            else ""
+        )
         self.files = sorted({os.path.abspath(attachment), os.path.realpath(attachment)}) if ok and not why else []
         self.proc = self.cwd = self.mode = None
         self._lock = threading.RLock()  # `close` may be called from inside `run`
@@ -469,7 +526,13 @@ def _per_namespace_nproc() -> bool:
 
 def _worker_limits(s:PythonSession, uid:Optional[int]) -> dict:
     "The rlimits the worker sets on itself before running any code."
-    limits = dict(RLIMIT_AS=s.memory_mb * 2**20, RLIMIT_CPU=s.cpu_s, RLIMIT_FSIZE=s.file_mb * 2**20, RLIMIT_NOFILE=256, RLIMIT_CORE=0)
+    limits = dict(
+        RLIMIT_AS=s.memory_mb * 2**20,
+        RLIMIT_CPU=s.cpu_s,
+        RLIMIT_FSIZE=s.file_mb * 2**20,
+        RLIMIT_NOFILE=256,
+        RLIMIT_CORE=0,
+    )
     if sys.platform.startswith("linux"):  # elsewhere the user's processes cannot be counted, so no process cap
         userns = s.mode == "bwrap" and uid is None and _per_namespace_nproc()
         limits["RLIMIT_NPROC"] = 64 if userns else _nproc_limit(os.getuid() if uid is None else uid)
@@ -596,7 +659,8 @@ def python_repl_tool(code:str, # Python code to run; print() what you want to se
             with PythonSession(**_limits()) as s: out = s.run(code)
         else: out = s.run(code)
     except SandboxError as e: log.error("%s", e); return f"Error: {e}"
-    except OSError as e: log.error("Cannot start the Python sandbox: %s", e); return f"Error: the Python sandbox could not start: {e}"
+    except OSError as e:
+        log.error("Cannot start the Python sandbox: %s", e); return f"Error: the Python sandbox could not start: {e}"
     return truncate_text(out, tool_budget(), "Print less: a slice, a summary, or the value you need.")
 
 # %% ../../nbs/gaia/13_expert_tools.ipynb #6a67c630

@@ -4,7 +4,8 @@
 
 # %% ../../nbs/gaia/15_file_tools.ipynb #9f2c587c
 from __future__ import annotations
-import base64, contextlib, contextvars, functools, importlib, io, json, logging, os, re, shutil, stat, subprocess, tempfile, threading, zipfile
+import base64, contextlib, contextvars, functools, importlib, io, json, logging, os, re, shutil, stat, subprocess
+import tempfile, threading, zipfile
 from pathlib import Path
 from typing import Callable, Optional
 from .expert_tools import doc_tool, tool_budget
@@ -27,7 +28,9 @@ log = logging.getLogger(__name__)
 class FileAccessError(Exception):
     "A tool was asked to read a file it may not: outside the allowed files and folders, or one that holds gold answers."
 
-_step_allow: contextvars.ContextVar = contextvars.ContextVar("gaia_mas_step_allow", default=None)  # (files, folders) in a step
+_step_allow: contextvars.ContextVar = contextvars.ContextVar(
+    "gaia_mas_step_allow", default=None
+)  # (files, folders) in a step
 
 def extra_roots() -> list[Path]:
     "Folders every tool may read, from `GAIA_MAS_ALLOWED_ROOTS`."
@@ -159,10 +162,18 @@ def unstructured_excel_tool(file_path:str, # path of the .xlsx/.xls file
                             offset:int=0, # character to start from, to read on after a cut
                            ) -> str:
     "Read an Excel workbook: each sheet as tab-separated rows; colors=True shows cell fill colours."
-    return bounded(excel_text(file_path, sheet, rows, colors), offset, "one sheet or fewer rows, e.g. sheet='Sheet1', rows='1-500'")
+    return bounded(
+        excel_text(file_path, sheet, rows, colors), offset, "one sheet or fewer rows, e.g. sheet='Sheet1', rows='1-500'"
+    )
 
 # %% ../../nbs/gaia/15_file_tools.ipynb #aacd59eb
-_IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
+_IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
 _vision: contextvars.ContextVar = contextvars.ContextVar("gaia_mas_vision_model", default=None)
 
 @contextlib.contextmanager
@@ -177,7 +188,13 @@ def vision_model():
     "The chat model that looks at images."
     if (m := _vision.get()) is not None: return m
     from gaia_mas.core.llm import openai_llm_factory
-    return openai_llm_factory("vision", os.environ.get("GAIA_MAS_VISION_MODEL", "gpt-4o-mini"), 0.0, timeout=bounded_timeout(60), max_retries=2)
+    return openai_llm_factory(
+        "vision",
+        os.environ.get("GAIA_MAS_VISION_MODEL", "gpt-4o-mini"),
+        0.0,
+        timeout=bounded_timeout(60),
+        max_retries=2,
+    )
 
 def image_data_url(path:str|Path) -> str:
     "The image as a base64 data URL, shrunk to at most 2,048 pixels a side."
@@ -187,7 +204,10 @@ def image_data_url(path:str|Path) -> str:
         if max(img.size) <= 2048 and Path(path).suffix.lower() in _IMAGE_TYPES:
             mime, data = _IMAGE_TYPES[Path(path).suffix.lower()], Path(path).read_bytes()
         else:
-            img.thumbnail((2048, 2048)); buf = io.BytesIO(); img.save(buf, "PNG"); mime, data = "image/png", buf.getvalue()
+            img.thumbnail((2048, 2048))
+            buf = io.BytesIO()
+            img.save(buf, "PNG")
+            mime, data = "image/png", buf.getvalue()
     return f"data:{mime};base64,{base64.b64encode(data).decode()}"
 
 # %% ../../nbs/gaia/15_file_tools.ipynb #89bab7c0
@@ -197,7 +217,9 @@ def describe_image(path:str|Path, # the image
     "The vision model's answer to `question` about the image."
     from langchain_core.messages import HumanMessage
     from gaia_mas.core.llm import MissingAPIKeyError
-    msg = HumanMessage(content=[{"type": "text", "text": question}, {"type": "image_url", "image_url": {"url": image_data_url(path)}}])
+    msg = HumanMessage(
+        content=[{"type": "text", "text": question}, {"type": "image_url", "image_url": {"url": image_data_url(path)}}]
+    )
     try: model = vision_model()
     except MissingAPIKeyError as e: raise ToolUnavailable(f"images cannot be read: {e}") from None
     name = getattr(model, "model_name", None) or getattr(model, "name", "the vision model")
@@ -223,15 +245,23 @@ def transcribe_audio(path:str|Path) -> str:
     import openai
     base = os.environ.get("OPENAI_BASE_URL") or None
     key = os.environ.get("OPENAI_API_KEY") or ("not-needed" if base else None)
-    if not key: raise ToolUnavailable("OPENAI_API_KEY is not set, so audio cannot be transcribed. Export OPENAI_API_KEY, "
+    if not key:
+        raise ToolUnavailable("OPENAI_API_KEY is not set, so audio cannot be transcribed. Export OPENAI_API_KEY, "
                                       "or set OPENAI_BASE_URL to an OpenAI-compatible server.")
     if Path(path).stat().st_size > 25 * 2**20: raise ToolUnavailable(f"{Path(path).name} is over the API's 25 MB limit")
     model = os.environ.get("GAIA_MAS_TRANSCRIBE_MODEL", "whisper-1")
-    client = openai.OpenAI(api_key=key, base_url=base, max_retries=2, timeout=bounded_timeout(float(os.environ.get("GAIA_MAS_TRANSCRIBE_TIMEOUT", 120))))
+    client = openai.OpenAI(
+        api_key=key,
+        base_url=base,
+        max_retries=2,
+        timeout=bounded_timeout(float(os.environ.get("GAIA_MAS_TRANSCRIBE_TIMEOUT", 120))),
+    )
     try:
         with open(path, "rb") as f: text = client.audio.transcriptions.create(model=model, file=f).text
     except openai.APIConnectionError as e:
-        raise ToolUnavailable(f"could not reach the transcription service at {client.base_url} ({e}); is the network up?") from None
+        raise ToolUnavailable(
+            f"could not reach the transcription service at {client.base_url} ({e}); is the network up?"
+        ) from None
     return f"Transcript of {Path(path).name} ({model}):\n{text}"
 
 @file_tool("an audio file")
@@ -251,14 +281,17 @@ def zip_text(path:str|Path, # the .zip file
     with zipfile.ZipFile(path) as z, tempfile.TemporaryDirectory(prefix="gaia_zip_") as d:
         infos = [i for i in z.infolist() if not i.is_dir()]
         listing = f"Members of {Path(path).name}:\n" + "\n".join(f"{i.filename}\t{i.file_size} bytes" for i in infos)
-        if member and not (infos := [i for i in infos if i.filename == member]): raise ValueError(f"no member {member!r}. {listing}")
-        if sum(i.file_size for i in infos) > 200 * 2**20: return listing + "\n[Too large to read at once: ask for one member=...]"
+        if member and not (infos := [i for i in infos if i.filename == member]):
+            raise ValueError(f"no member {member!r}. {listing}")
+        if sum(i.file_size for i in infos) > 200 * 2**20:
+            return listing + "\n[Too large to read at once: ask for one member=...]"
         return "\n\n".join([listing, *(f"=== {i.filename} ===\n{_member_text(z, i, Path(d))}" for i in infos)])
 
 def _member_text(z:zipfile.ZipFile, info:zipfile.ZipInfo, d:Path) -> str:
     "One member's text, read from the archive into a file named by us; or why it was not read."
     try:
-        if stat.S_ISLNK(info.external_attr >> 16): return f"[a symbolic link to {z.read(info)[:200].decode(errors='replace')!r}; not followed]"
+        if stat.S_ISLNK(info.external_attr >> 16):
+            return f"[a symbolic link to {z.read(info)[:200].decode(errors='replace')!r}; not followed]"
         data, suffix = z.read(info), Path(info.filename).suffix
         if why := gold_reason(info.filename, data[:2**20]): return f"[refused: {why}; tools never read gold answers]"
         tmp = d/("member" + (suffix if _MEMBER_SUFFIX.fullmatch(suffix) else ""))
@@ -271,8 +304,17 @@ def _member_text(z:zipfile.ZipFile, info:zipfile.ZipInfo, d:Path) -> str:
     except Exception as e: return f"[could not read: {type(e).__name__}: {str(e)[:200]}]"
 
 # %% ../../nbs/gaia/15_file_tools.ipynb #3150e328
-READERS = {".pdf": pdf_text, ".docx": docx_text, ".pptx": pptx_text, ".xlsx": excel_text, ".xlsm": excel_text, ".xls": excel_text,
-           ".zip": zip_text, **{e: describe_image for e in _IMAGE_TYPES}, **{e: transcribe_audio for e in _AUDIO_TYPES}}
+READERS = {
+    ".pdf": pdf_text,
+    ".docx": docx_text,
+    ".pptx": pptx_text,
+    ".xlsx": excel_text,
+    ".xlsm": excel_text,
+    ".xls": excel_text,
+    ".zip": zip_text,
+    **{e: describe_image for e in _IMAGE_TYPES},
+    **{e: transcribe_audio for e in _AUDIO_TYPES},
+}
 
 def read_any(path:str|Path) -> str:
     "The text of any attachment, from the reader its extension calls for (text for the rest)."

@@ -58,11 +58,13 @@ def build_agents(agent_configs, research_tools, expert_tools, m:dict) -> dict:
     rc, ec = agent_configs["researcher"], agent_configs["expert"]
     rgraph = create_researcher_subgraph(create_researcher_llm_node(rc, m["researcher"]), research_tools)
     egraph = create_expert_subgraph(create_expert_llm_node(ec, m["expert"]), expert_tools)
-    return {"planner": create_planner_agent(agent_configs["planner"], m["planner"]),
-            "researcher": create_researcher_agent(rc, rgraph, m["researcher"], getattr(research_tools, "step_scope", None)),
-            "expert": create_expert_agent(ec, egraph, m["expert"], getattr(expert_tools, "step_scope", None)),
-            "critic": create_critic_agent(agent_configs["critic"], m["critic"]),
-            "finalizer": create_finalizer_agent(agent_configs["finalizer"], m["finalizer"])}
+    return {
+        "planner": create_planner_agent(agent_configs["planner"], m["planner"]),
+        "researcher": create_researcher_agent(rc, rgraph, m["researcher"], getattr(research_tools, "step_scope", None)),
+        "expert": create_expert_agent(ec, egraph, m["expert"], getattr(expert_tools, "step_scope", None)),
+        "critic": create_critic_agent(agent_configs["critic"], m["critic"]),
+        "finalizer": create_finalizer_agent(agent_configs["finalizer"], m["finalizer"]),
+    }
 
 # %% ../../nbs/gaia/22_graph.ipynb #e605877c
 def create_multi_agent_graph(agent_configs:dict[str, AgentConfig], # from `make_agent_configs`
@@ -77,7 +79,9 @@ def create_multi_agent_graph(agent_configs:dict[str, AgentConfig], # from `make_
     models = make_llms(agent_configs, {}, llms, agents=("planner", "critic", "finalizer"))  # a missing key stops here
     research_tools = _default_research_tools() if research_tools is None else research_tools
     expert_tools = get_expert_tools() if expert_tools is None else expert_tools
-    models |= make_llms(agent_configs, {"researcher": research_tools, "expert": expert_tools}, llms, agents=("researcher", "expert"))
+    models |= make_llms(
+        agent_configs, {"researcher": research_tools, "expert": expert_tools}, llms, agents=("researcher", "expert")
+    )
     agents = build_agents(agent_configs, research_tools, expert_tools, models)
     g = StateGraph(GraphState)
     g.add_node("input_interface", create_input_interface(agent_configs))

@@ -23,7 +23,8 @@ def gold_reason(name:str, # the file's name (a path, or a zip member's name)
     "Why a file with this name and content may hold gold answers, or None."
     base = name.replace("\\", "/").rsplit("/", 1)[-1]
     if _GOLD_NAME.fullmatch(base): return f"{base} is named like a GAIA task file, which holds the gold answers"
-    if base.lower().endswith(".parquet"): return f"{base} is a parquet table; task files with gold answers come as parquet"
+    if base.lower().endswith(".parquet"):
+        return f"{base} is a parquet table; task files with gold answers come as parquet"
     if b"\x00" in head[:4096]: return None  # a binary container (zip, xlsx, ...): its members are checked when read
     if _GOLD_JSON.search(head): return f"{base} has a gold-answer field (like 'Final answer')"
     first = head.lstrip(b"\xef\xbb\xbf").split(b"\n", 1)[0].decode("utf-8", "replace")

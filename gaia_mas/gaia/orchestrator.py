@@ -100,31 +100,46 @@ def research_digest(steps:list, # the planner's research steps
                     results:list, # the researcher's results, one per finished step
                    ) -> str:
     "Each research step beside its result; a step without a result, or a result without a step, is kept and marked."
-    if len(steps) != len(results): log.warning("%d research steps but %d results; all are passed on, marked", len(steps), len(results))
+    if len(steps) != len(results):
+        log.warning("%d research steps but %d results; all are passed on, marked", len(steps), len(results))
     pairs = itertools.zip_longest(steps, results, fillvalue=_NONE)
     return "\n\n".join(f"{i}. {'(extra result)' if s is _NONE else s}\n{'(no result)' if r is _NONE else r}"
                        for i, (s, r) in enumerate(pairs, 1)) or "(no research was needed)"
 
-def _research_digest(state:GraphState) -> str: return research_digest(state["research_steps"], state["research_results"])
+def _research_digest(state:GraphState) -> str:
+    return research_digest(state["research_steps"], state["research_results"])
 
 # %% ../../nbs/gaia/20_orchestrator.ipynb #5abc6c2e
 def _with_file(name:str, state:GraphState, **kw) -> str:
     "Fill template `name`, or its `_with_file` variant when a file is attached."
-    return template(f"{name}_with_file").format(file=state["file"], **kw) if state.get("file") else template(name).format(**kw)
+    return (
+        template(f"{name}_with_file").format(file=state["file"], **kw)
+        if state.get("file")
+        else template(name).format(**kw)
+    )
 
 def _to_planner(s):
-    if s["critic_planner_decision"] == "reject": return template("to_planner_retry").format(feedback=s["critic_planner_feedback"]), None, {}
+    if s["critic_planner_decision"] == "reject":
+        return template("to_planner_retry").format(feedback=s["critic_planner_feedback"]), None, {}
     return _with_file("to_planner", s, question=s["question"]), None, {}
 
 def _to_researcher(s):
     i = s["current_research_index"]
-    if s["critic_researcher_decision"] == "reject": return template("to_researcher_retry").format(feedback=s["critic_researcher_feedback"]), i, {}
+    if s["critic_researcher_decision"] == "reject":
+        return template("to_researcher_retry").format(feedback=s["critic_researcher_feedback"]), i, {}
     i += 1
     return _with_file("to_researcher", s, research_topic=s["research_steps"][i]), i, {"current_research_index": i}
 
 def _to_expert(s):
-    if s["critic_expert_decision"] == "reject": return template("to_expert_retry").format(feedback=s["critic_expert_feedback"]), None, {}
-    return template("to_expert").format(question=s["question"], research_results=_research_digest(s), expert_steps=numbered(s["expert_steps"])), None, {}
+    if s["critic_expert_decision"] == "reject":
+        return template("to_expert_retry").format(feedback=s["critic_expert_feedback"]), None, {}
+    return (
+        template("to_expert").format(
+            question=s["question"], research_results=_research_digest(s), expert_steps=numbered(s["expert_steps"])
+        ),
+        None,
+        {},
+    )
 
 # %% ../../nbs/gaia/20_orchestrator.ipynb #ca6a4bd8
 def _to_critic_planner(s):
@@ -133,11 +148,26 @@ def _to_critic_planner(s):
 
 def _to_critic_researcher(s):
     i = s["current_research_index"]
-    return template("to_critic_researcher").format(research_topic=s["research_steps"][i], research_results=(s["research_results"][i:i + 1] or ["(no result)"])[0]), i, {}
+    return (
+        template("to_critic_researcher").format(
+            research_topic=s["research_steps"][i],
+            research_results=(s["research_results"][i : i + 1] or ["(no result)"])[0],
+        ),
+        i,
+        {},
+    )
 
 def _to_critic_expert(s):
-    return template("to_critic_expert").format(question=s["question"], research_results=_research_digest(s),
-                                               expert_answer=s["expert_answer"], expert_reasoning=s["expert_reasoning"]), None, {}
+    return (
+        template("to_critic_expert").format(
+            question=s["question"],
+            research_results=_research_digest(s),
+            expert_answer=s["expert_answer"],
+            expert_reasoning=s["expert_reasoning"],
+        ),
+        None,
+        {},
+    )
 
 def _to_finalizer(s):
     if s.get("error"): return f"The run stopped because the {s['error_component']} failed: {s['error']}", None, {}

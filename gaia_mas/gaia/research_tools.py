@@ -27,8 +27,13 @@ async def _browser_tools(url:str) -> list:
     try: return await get_browser_mcp_tools(url)
     except Exception as e:
         e = root_cause(e)
-        log.warning("No browser tools: the MCP server at %s cannot be reached (%s: %s). Research goes on without a browser; "
-                    "install it with `make install`, or set GAIA_MAS_BROWSER=0 to go without.", url, type(e).__name__, e)
+        log.warning(
+            "No browser tools: the MCP server at %s cannot be reached (%s: %s). Research goes on without a browser; "
+            "install it with `make install`, or set GAIA_MAS_BROWSER=0 to go without.",
+            url,
+            type(e).__name__,
+            e,
+        )
         return []
 
 # %% ../../nbs/gaia/18_research_tools.ipynb #7b3871ef

@@ -27,10 +27,14 @@ def happy_path_responder(answer:str="42", # what the finalizer answers
                         ) -> Callable:
     "A responder that plays each agent in turn and approves everything."
     replies = {
-        "planner": {"research_steps": [f"Find fact {i+1}" for i in range(n_research)], "expert_steps": ["Combine the facts"]},
+        "planner": {
+            "research_steps": [f"Find fact {i + 1}" for i in range(n_research)],
+            "expert_steps": ["Combine the facts"],
+        },
         "researcher": {"result": "Fact found."},
         "critic": {"decision": "approve", "feedback": "Looks right."},
         "expert": {"expert_answer": answer, "reasoning_trace": "Combined the facts."},
-        "finalizer": {"final_answer": answer, "final_reasoning_trace": "Planned, researched, answered."}}
+        "finalizer": {"final_answer": answer, "final_reasoning_trace": "Planned, researched, answered."},
+    }
     def respond(messages): return replies.get(role_of(messages), {"error": "unknown role"})
     return respond

@@ -26,7 +26,11 @@ def _llm_node(role:str, config:AgentConfig, llm) -> Callable:
         response = llm.invoke([SystemMessage(content=config.system_prompt), *state["messages"]])
         if getattr(response, "tool_calls", None): log.info("%s tool calls: %s", role, response.tool_calls)
         if (response.response_metadata or {}).get("finish_reason") == "length":
-            log.warning("%s: the reply was cut at max_tokens=%s; a tool call in it may be lost", role, response.response_metadata.get("max_tokens", "?"))
+            log.warning(
+                "%s: the reply was cut at max_tokens=%s; a tool call in it may be lost",
+                role,
+                response.response_metadata.get("max_tokens", "?"),
+            )
         return {"messages": [response]}
     node.__name__ = f"{role}_llm_node"
     return node

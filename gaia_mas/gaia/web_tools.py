@@ -51,9 +51,12 @@ def http_json(method:str, # 'GET' or 'POST'
         r = httpx.request(method, url, headers={"User-Agent": USER_AGENT, **(headers or {})}, timeout=limit,
                           follow_redirects=True, **kw)
         r.raise_for_status(); return r.json()
-    except httpx.TimeoutException: raise ToolUnavailable(f"{host} did not answer within {limit:.3g} s; try again or use another tool") from None
-    except httpx.HTTPStatusError as e: raise ToolUnavailable(f"{host} answered HTTP {e.response.status_code}: {e.response.text[:200]}") from None
-    except httpx.TransportError as e: raise ToolUnavailable(f"cannot reach {host} ({type(e).__name__}: {e}); the network may be down") from None
+    except httpx.TimeoutException:
+        raise ToolUnavailable(f"{host} did not answer within {limit:.3g} s; try again or use another tool") from None
+    except httpx.HTTPStatusError as e:
+        raise ToolUnavailable(f"{host} answered HTTP {e.response.status_code}: {e.response.text[:200]}") from None
+    except httpx.TransportError as e:
+        raise ToolUnavailable(f"cannot reach {host} ({type(e).__name__}: {e}); the network may be down") from None
 
 # %% ../../nbs/gaia/16_web_tools.ipynb #30d067f1
 def cache_path() -> Path:
@@ -68,7 +71,9 @@ def _db() -> sqlite3.Connection:
     "A connection to the cache, creating the file and table on first use."
     cache_path().parent.mkdir(parents=True, exist_ok=True)
     con = sqlite3.connect(cache_path(), timeout=30)
-    con.execute("CREATE TABLE IF NOT EXISTS cache (tool TEXT, key TEXT, value TEXT, created REAL, PRIMARY KEY (tool, key))")
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS cache (tool TEXT, key TEXT, value TEXT, created REAL, PRIMARY KEY (tool, key))"
+    )
     return con
 
 # %% ../../nbs/gaia/16_web_tools.ipynb #70471e4f
@@ -113,7 +118,14 @@ def web_tool(f:Callable) -> Callable:
 # %% ../../nbs/gaia/16_web_tools.ipynb #b3c7419e
 def _extracts(titles:list[str], full:bool) -> dict[str, str]:
     "The plain-text extract of each title: the introduction, or the whole page."
-    params = {"action": "query", "prop": "extracts", "explaintext": 1, "redirects": 1, "format": "json", "titles": "|".join(titles)}
+    params = {
+        "action": "query",
+        "prop": "extracts",
+        "explaintext": 1,
+        "redirects": 1,
+        "format": "json",
+        "titles": "|".join(titles),
+    }
     if not full: params |= {"exintro": 1, "exlimit": len(titles)}
     pages = http_json("GET", service_url("wikipedia"), params=params)["query"]["pages"].values()
     return {p["title"]: p.get("extract", "") for p in pages}
@@ -152,7 +164,10 @@ def tavily_search(query:str, # what to search the web for
     data = http_json("POST", f"{service_url('tavily')}/search", headers={"Authorization": f"Bearer {key}"},
                      json={"query": query, "max_results": max_results, "include_answer": True})
     out = [f"Tavily's short answer (check it against the sources): {data['answer']}"] if data.get("answer") else []
-    out += [f"Title: {r.get('title', '')}\nURL: {r.get('url', '')}\nContent: {(r.get('content') or '')[:1500]}" for r in data.get("results", [])]
+    out += [
+        f"Title: {r.get('title', '')}\nURL: {r.get('url', '')}\nContent: {(r.get('content') or '')[:1500]}"
+        for r in data.get("results", [])
+    ]
     return "\n\n".join(out) or f"No web results for {query!r}."
 
 @web_tool
@@ -207,14 +222,17 @@ def youtube_transcript(vid:str, # the video's id
     session, limit = _session_class()(), web_timeout()
     try: t = _transcript(YouTubeTranscriptApi(http_client=session), vid)
     except requests.Timeout: raise ToolUnavailable(f"YouTube did not answer within {limit:.3g} s") from None
-    except requests.ConnectionError as e: raise ToolUnavailable(f"cannot reach YouTube ({type(e).__name__}); the network may be down") from None
+    except requests.ConnectionError as e:
+        raise ToolUnavailable(f"cannot reach YouTube ({type(e).__name__}); the network may be down") from None
     except (CouldNotRetrieveTranscript, StopIteration) as e:
         why = "it has no caption tracks" if isinstance(e, StopIteration) else type(e).__name__
         return f"No transcript for video {vid} ({why}). Try a web search about the video."
     info, snippets = _video_info(session, vid), list(t)
     end = snippets[-1].start + snippets[-1].duration if snippets else 0
-    head = (f"Video Title: {info.get('title', 'Unknown')}\nChannel: {info.get('author_name', 'Unknown')}\n"
-            f"Duration: at least {end:.0f} seconds\nTranscript ({t.language}{', auto-generated' if t.is_generated else ''}):\n")
+    head = (
+        f"Video Title: {info.get('title', 'Unknown')}\nChannel: {info.get('author_name', 'Unknown')}\n"
+        f"Duration: at least {end:.0f} seconds\nTranscript ({t.language}{', auto-generated' if t.is_generated else ''}):\n"
+    )
     return head + "\n".join(f"[{_stamp(s.start)}] {s.text}" for s in snippets)
 
 # %% ../../nbs/gaia/16_web_tools.ipynb #e239392c

