@@ -23,4 +23,4 @@ git diff --quiet -- nbs/sidebar.yml 2>/dev/null || { echo "FAIL: the docs proces
 for f in _proc/sidebar.yml _proc/_quarto.yml _proc/index.ipynb; do
   [ -e "$f" ] || { echo "FAIL: $f is missing after nbdev_proc_nbs"; exit 1; }
 done
-echo "docs check passed: $(ls _proc/*.ipynb | wc -l) notebooks processed into _proc/"
+echo "docs check passed: $(find _proc -name "*.ipynb" | wc -l) notebooks processed into _proc/"

@@ -95,51 +95,61 @@ def _worker_reply(kind:str, s:dict) -> dict:
     return {"result": f"{lead} {' '.join(best)}".strip(), "citations": []}
 
 # %% ../../nbs/rag/36_scripted.ipynb #45e6c781
-def _reply(messages) -> Any:
-    "What the agent of this conversation answers (see `scripted_rag_llm`)."
-    role = _role(messages)
-    s = read_sections(str(next((m.content for m in reversed(messages) if isinstance(m, HumanMessage)), "")))
-    q, docs = s.get("question", ""), s.get("documents", "")
-    if role == "research":
-        sq = _follow_up(q, s.get("earlier_turns", ""))
-        kw = [w for w in re.findall(r"[A-Za-z][\w-]{3,}", sq) if w.lower() in _words(sq)][:4]
-        return {"standalone_question": sq, "search_query": " ".join(sorted(_words(sq), key=sq.lower().find)) or sq, "keywords": kw,
-                "metadata_filter": "", "strategy": "semantic search on the question" + (", keyword search on its terms" if kw else "")}
-    if role == "analysis":
-        kps = _best(docs, q, 4)
-        rel = [f"The question relates {' and '.join(sorted(_words(q))[:3])}."] if len(kps) > 1 else []
-        return {"analyzed_info": "\n".join(f"- {k}" for k in kps) or "The documents do not address the question.", "key_points": kps, "relationships": rel}
-    if role in ("synthesis", "structured_rag"):
-        pts = [l[2:] for l in s.get("analyzed_information", "").splitlines() if l.startswith("- ")] or _best(docs, q, 3)
-        ans = " ".join(pts) or "The documents do not answer this question."
-        return {"final_answer": ans, "confidence": min(0.95, 0.5 + 0.1 * len(pts)), "citations": cited(ans)} if role == "synthesis" \
-            else {"answer": ans, "citations": cited(ans)}
-    if role == "evaluator":
-        ans = dict(re.findall(r"### (\w+)\n(.*?)(?=\n### |\Z)", s.get("answers", ""), re.S))
-        scores = {n: heuristic_scores(q, a) for n, a in ans.items()}
-        best = max(scores, key=lambda n: sum(scores[n].values())) if scores else ""
-        return {"scores": [{"agent": n, **c} for n, c in scores.items()], "selected_agent": best, "reasoning": f"{best} covers the question most completely and cites its sources."}
-    if role == "supervisor":
-        ws = ["RetrievalWorker"] + [w for pat, w in ((r"\b(code|implement|example)", "CodeWorker"), (r"\b(compare|versus|vs|differ)", "ComparisonWorker"),
-                                                   (r"\b(implement|best practice|microservice)", "AnalysisWorker"), (r"\b(what is|explain|how does)", "ExplanationWorker"))
-                                    if re.search(pat, q.lower())]
-        ws = ws if len(ws) > 1 else ws + ["ExplanationWorker"]
-        return {"supervisor_plan": "Use " + ", ".join(ws) + f" for: {q}", "tasks": [{"worker": w, "task": q} for w in ws]}
-    if role == "combine":
-        parts = s.get("worker_results", "").replace("### ", "").strip()
-        miss = s.get("missing_workers", "")
-        ans = parts + (f"\n\nNot covered, because a worker failed: {miss}" if miss else "")
-        return {"final_answer": ans, "citations": cited(ans)}
-    if role == "worker":
-        kind = _role_word(messages)
-        return _worker_reply(kind, s)
-    if role == "condense":
-        body = docs or str(messages[-1].content).split("\n\n", 1)[-1]
-        return "\n\n".join(_best(body, q or body[:400], 12)) or body[:2000]
-    if role == "selector":
-        p, why = rule_based_pattern(q); return {"pattern": p, "reasoning": why}
-    if role == "agentic_rag": return _agentic_reply(messages)
-    return {"error": f"scripted_rag_llm: unknown agent ({role})"}
+def _research(s:dict, q:str, docs:str, messages) -> dict:
+    "The research agent: a standalone question, a search query and keywords."
+    sq = _follow_up(q, s.get("earlier_turns", ""))
+    kw = [w for w in re.findall(r"[A-Za-z][\w-]{3,}", sq) if w.lower() in _words(sq)][:4]
+    return {"standalone_question": sq, "search_query": " ".join(sorted(_words(sq), key=sq.lower().find)) or sq,
+            "keywords": kw, "metadata_filter": "",
+            "strategy": "semantic search on the question" + (", keyword search on its terms" if kw else "")}
+
+def _analysis(s:dict, q:str, docs:str, messages) -> dict:
+    "The analysis agent: the passages that best match the question, as key points."
+    kps = _best(docs, q, 4)
+    rel = [f"The question relates {' and '.join(sorted(_words(q))[:3])}."] if len(kps) > 1 else []
+    info = "\n".join(f"- {k}" for k in kps) or "The documents do not address the question."
+    return {"analyzed_info": info, "key_points": kps, "relationships": rel}
+
+def _synthesis(s:dict, q:str, docs:str, messages) -> dict:
+    "The synthesis agent (and structured RAG): the key points as an answer, with their citations."
+    pts = [l[2:] for l in s.get("analyzed_information", "").splitlines() if l.startswith("- ")] or _best(docs, q, 3)
+    ans = " ".join(pts) or "The documents do not answer this question."
+    if _role(messages) == "structured_rag": return {"answer": ans, "citations": cited(ans)}
+    return {"final_answer": ans, "confidence": min(0.95, 0.5 + 0.1 * len(pts)), "citations": cited(ans)}
+
+def _evaluator(s:dict, q:str, docs:str, messages) -> dict:
+    "The evaluator: heuristic scores for each candidate answer, the best one selected."
+    ans = dict(re.findall(r"### (\w+)\n(.*?)(?=\n### |\Z)", s.get("answers", ""), re.S))
+    scores = {n: heuristic_scores(q, a) for n, a in ans.items()}
+    best = max(scores, key=lambda n: sum(scores[n].values())) if scores else ""
+    return {"scores": [{"agent": n, **c} for n, c in scores.items()], "selected_agent": best,
+            "reasoning": f"{best} covers the question most completely and cites its sources."}
+
+_WORKER_CUES = ((r"\b(code|implement|example)", "CodeWorker"), (r"\b(compare|versus|vs|differ)", "ComparisonWorker"),
+                (r"\b(implement|best practice|microservice)", "AnalysisWorker"),
+                (r"\b(what is|explain|how does)", "ExplanationWorker"))
+
+def _supervisor(s:dict, q:str, docs:str, messages) -> dict:
+    "The supervisor: the retrieval worker, plus the workers the question's wording calls for."
+    ws = ["RetrievalWorker"] + [w for pat, w in _WORKER_CUES if re.search(pat, q.lower())]
+    ws = ws if len(ws) > 1 else ws + ["ExplanationWorker"]
+    return {"supervisor_plan": "Use " + ", ".join(ws) + f" for: {q}", "tasks": [{"worker": w, "task": q} for w in ws]}
+
+def _combine(s:dict, q:str, docs:str, messages) -> dict:
+    "The supervisor's combination: the workers' results in turn, naming any worker that failed."
+    parts, miss = s.get("worker_results", "").replace("### ", "").strip(), s.get("missing_workers", "")
+    ans = parts + (f"\n\nNot covered, because a worker failed: {miss}" if miss else "")
+    return {"final_answer": ans, "citations": cited(ans)}
+
+def _condense(s:dict, q:str, docs:str, messages) -> str:
+    "The summarize tool: the passages closest to the question."
+    body = docs or str(messages[-1].content).split("\n\n", 1)[-1]
+    return "\n\n".join(_best(body, q or body[:400], 12)) or body[:2000]
+
+def _selector(s:dict, q:str, docs:str, messages) -> dict:
+    "The pattern selector: the rule-based choice, with its reason."
+    p, why = rule_based_pattern(q)
+    return {"pattern": p, "reasoning": why}
 
 def _role_word(messages) -> str:
     "The worker kind in 'You are the code worker ...'."
@@ -154,6 +164,19 @@ def _agentic_reply(messages) -> AIMessage:
     docs = "\n\n".join(f"[{p['citation']}] {p['text']}" for out in tool_out for p in passages(out))
     pts = _best(docs, q, 4)
     return AIMessage(" ".join(pts) or "The collection does not answer this question.")
+
+# %% ../../nbs/rag/36_scripted.ipynb #ef776ef6
+_REPLIES = {"research": _research, "analysis": _analysis, "synthesis": _synthesis, "structured_rag": _synthesis,
+            "evaluator": _evaluator, "supervisor": _supervisor, "combine": _combine, "condense": _condense,
+            "selector": _selector, "worker": lambda s, q, d, m: _worker_reply(_role_word(m), s),
+            "agentic_rag": lambda s, q, d, m: _agentic_reply(m)}
+
+def _reply(messages) -> Any:
+    "What the agent of this conversation answers (see `scripted_rag_llm`)."
+    role = _role(messages)
+    s = read_sections(str(next((m.content for m in reversed(messages) if isinstance(m, HumanMessage)), "")))
+    if role not in _REPLIES: return {"error": f"scripted_rag_llm: unknown agent ({role})"}
+    return _REPLIES[role](s, s.get("question", ""), s.get("documents", ""), messages)
 
 # %% ../../nbs/rag/36_scripted.ipynb #a39a2f9c
 class RagScriptedModel(ScriptedChatModel):
