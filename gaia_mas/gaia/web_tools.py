@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, urlparse
 from .expert_tools import doc_tool
 from .file_tools import ToolUnavailable, bounded
 from ..core.utils import call_timeout
+from ..core.settings import cache_dir
 
 # %% auto #0
 __all__ = ['log', 'USER_AGENT', 'service_url', 'web_timeout', 'http_json', 'cache_path', 'cache_enabled', 'cache_get',
@@ -61,7 +62,7 @@ def http_json(method:str, # 'GET' or 'POST'
 # %% ../../nbs/gaia/16_web_tools.ipynb #30d067f1
 def cache_path() -> Path:
     "The SQLite file of the web cache."
-    return Path(os.environ.get("GAIA_MAS_CACHE_DIR") or "~/.cache/gaia_mas").expanduser()/"web_cache.sqlite"
+    return Path(os.environ.get("GAIA_MAS_CACHE_DIR") or cache_dir()).expanduser()/"web_cache.sqlite"
 
 def cache_enabled() -> bool:
     "Whether web results are cached: `GAIA_MAS_WEB_CACHE`, on unless 0/false/no/off."
