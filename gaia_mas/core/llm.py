@@ -163,8 +163,11 @@ def _settle(base_url:str, mode:str) -> None:
     with _modes_lock:
         if base_url in _server_modes: return
         _server_modes[base_url] = mode
-    how = {"json_schema": "constrained by their JSON Schema (json_schema)", "json_object": "in JSON mode (json_object; json_schema refused)",
-           "text": "as plain text, repaired when needed (json_schema and json_object refused)"}[mode]
+    how = {
+        "json_schema": "constrained by their JSON Schema (json_schema)",
+        "json_object": "in JSON mode (json_object; json_schema refused)",
+        "text": "as plain text, repaired when needed (json_schema and json_object refused)",
+    }[mode]
     log.log(logging.INFO if mode == "json_schema" else logging.WARNING, "model server %s: JSON replies %s", base_url, how)
 
 def _refuses_format(e:openai.BadRequestError) -> bool:
@@ -283,7 +286,8 @@ def openai_llm_factory(name:str, # agent name; the researcher and expert get no 
                            timeout=timeout, max_retries=max_retries, rate_limiter=rate_limiter, max_tokens=max_tokens,
                            http_client=_http_client(server), http_async_client=_async_http_client(server))
     if tools: return llm.bind_tools(list(tools))
-    if output_schema and name not in ("researcher", "expert"): return llm.bind(response_format=json_schema_format(output_schema, name))
+    if output_schema and name not in ("researcher", "expert"):
+        return llm.bind(response_format=json_schema_format(output_schema, name))
     return llm
 
 def json_schema_format(output_schema:dict, # the agent's output schema
@@ -306,8 +310,12 @@ def llm_factory(config:AgentConfig, # the agent's configuration
     if config.provider not in supported_providers():
         raise ValueError(f"Invalid provider: {config.provider!r}. Supported providers: {', '.join(supported_providers())}")
     from langchain.chat_models import init_chat_model
-    extra = {**({"base_url": config.base_url} if config.base_url else {}), **({"max_tokens": config.max_tokens} if config.max_tokens else {})}
-    try: llm = init_chat_model(config.model, model_provider=config.provider, temperature=config.temperature, **extra, **kw)
+    extra = {
+        **({"base_url": config.base_url} if config.base_url else {}),
+        **({"max_tokens": config.max_tokens} if config.max_tokens else {}),
+    }
+    try:
+        llm = init_chat_model(config.model, model_provider=config.provider, temperature=config.temperature, **extra, **kw)
     except ImportError as e:
         raise ValueError(f"Provider {config.provider!r} needs its LangChain package: {e}") from e
     return llm.bind_tools(list(tools)) if tools else llm
@@ -315,7 +323,9 @@ def llm_factory(config:AgentConfig, # the agent's configuration
 # %% ../../nbs/core/03_llm.ipynb #cd75a724
 def repair_prompt(keys:Sequence[str]) -> str:
     "The system prompt of a repair call for a reply that should have `keys`."
-    return load_prompt_from_file(prompts_dir("baseline").parent/"repair_json_prompt.txt").replace("{keys}", ", ".join(keys))
+    return load_prompt_from_file(prompts_dir("baseline").parent / "repair_json_prompt.txt").replace(
+        "{keys}", ", ".join(keys)
+    )
 
 def invoke_json(llm:BaseChatModel, # the agent's model
                 messages:list[BaseMessage], # the conversation to send
@@ -341,9 +351,11 @@ def _cut_error(component:str, reply:Any, note:str, e:Exception) -> ReplyCutError
     agent = "critic" if agent.startswith("critic") else agent
     n = (getattr(reply, "response_metadata", None) or {}).get("max_tokens")
     bigger = 2 * n if n else 2048
-    return ReplyCutError(f"{component}: {note} (finish_reason 'length'), and one repair call did not give the JSON its schema "
-                         f"asks for ({e}). Raise the limit for this agent: AgentConfig.max_tokens, e.g. "
-                         f"make_agent_configs(..., overrides={{{agent!r}: {{'max_tokens': {bigger}}}}})")
+    return ReplyCutError(
+        f"{component}: {note} (finish_reason 'length'), and one repair call did not give the JSON its schema "
+        f"asks for ({e}). Raise the limit for this agent: AgentConfig.max_tokens, e.g. "
+        f"make_agent_configs(..., overrides={{{agent!r}: {{'max_tokens': {bigger}}}}})"
+    )
 
 def _text(reply:Any) -> str:
     "The text of a reply, a message or a string."
@@ -374,7 +386,8 @@ def validate_or_repair(content:Any, # the reply to check: a message (preferred: 
         config={"run_name": f"{component} JSON repair", "tags": ["json_repair"]})
     try: return validate_llm_response(fixed, output_schema, component)
     except (ValueError, KeyError, TypeError) as e:
-        if note or _cut(fixed): raise _cut_error(component, content if note else fixed, note or _cut(fixed), e) from None
+        if note or _cut(fixed):
+            raise _cut_error(component, content if note else fixed, note or _cut(fixed), e) from None
         raise ValueError(f"{component} did not return the JSON its schema asks for, even after a repair call: {e}") from None
 
 # %% ../../nbs/core/03_llm.ipynb #486470ea
@@ -383,4 +396,6 @@ def make_rate_limiter(rps:Optional[float], # most requests per second, all agent
     "LangChain's in-memory token-bucket rate limiter, or None."
     if not rps: return None
     from langchain_core.rate_limiters import InMemoryRateLimiter
-    return InMemoryRateLimiter(requests_per_second=rps, check_every_n_seconds=min(0.1, 1 / rps), max_bucket_size=max(1, rps))
+    return InMemoryRateLimiter(
+        requests_per_second=rps, check_every_n_seconds=min(0.1, 1 / rps), max_bucket_size=max(1, rps)
+    )

@@ -9,7 +9,12 @@ from typing import Any, Callable, Optional
 from langchain_core.messages import SystemMessage
 from langgraph.errors import GraphBubbleUp
 from ..core.llm import ClearError, invoke_json, validate_or_repair
-from .messages import compose_agent_message, convert_agent_messages_to_langchain, get_agent_conversation, send_message
+from gaia_mas.gaia.messages import (
+    compose_agent_message,
+    convert_agent_messages_to_langchain,
+    get_agent_conversation,
+    send_message,
+)
 from ..core.schema import AgentConfig
 from .state import FAILURE_ANSWER, GraphState
 

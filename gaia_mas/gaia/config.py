@@ -8,7 +8,13 @@ import json, logging, os
 from pathlib import Path
 from typing import Iterator, Optional
 from ..core.schema import AgentConfig
-from .state import (CRITIC_OUTPUT_SCHEMA, EXPERT_OUTPUT_SCHEMA, FINALIZER_OUTPUT_SCHEMA, PLANNER_OUTPUT_SCHEMA, RESEARCHER_OUTPUT_SCHEMA)
+from gaia_mas.gaia.state import (
+    CRITIC_OUTPUT_SCHEMA,
+    EXPERT_OUTPUT_SCHEMA,
+    FINALIZER_OUTPUT_SCHEMA,
+    PLANNER_OUTPUT_SCHEMA,
+    RESEARCHER_OUTPUT_SCHEMA,
+)
 from ..core.utils import load_prompt_from_file, prompts_dir
 
 # %% auto #0

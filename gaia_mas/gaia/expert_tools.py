@@ -388,8 +388,7 @@ def sandbox_mode() -> str:
     if not _warned:
         _warned.append(problem)
         log.warning(
-            "Model-written Python runs UNISOLATED (a plain child process with a cleared environment and limits): "
-            "%s. %s",
+            "Model-written Python runs UNISOLATED (a plain child process with a cleared environment and limits): %s. %s",
             problem,
             "Install bubblewrap to isolate it."
             if "not installed" in problem

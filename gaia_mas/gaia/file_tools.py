@@ -10,8 +10,21 @@ from pathlib import Path
 from typing import Callable, Optional
 from .expert_tools import doc_tool, tool_budget
 from ..core.utils import call_timeout, truncate_text
-from ..core.readers import (ToolUnavailable, parse_range, plain_text, pdf_text, docx_text, pptx_text, excel_text,
-                                   bounded_timeout, decode_text, ocr_image, partition, element_text, unstructured_offline)
+from gaia_mas.core.readers import (
+    ToolUnavailable,
+    parse_range,
+    plain_text,
+    pdf_text,
+    docx_text,
+    pptx_text,
+    excel_text,
+    bounded_timeout,
+    decode_text,
+    ocr_image,
+    partition,
+    element_text,
+    unstructured_offline,
+)
 from .integrity import gold_reason, _file_gold_reason
 
 # %% auto #0

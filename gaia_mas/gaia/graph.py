@@ -15,7 +15,12 @@ from ..core.llm import llm_factory
 from .orchestrator import create_input_interface, orchestrator, route_from_orchestrator
 from ..core.schema import AgentConfig
 from .state import GraphState
-from .subgraphs import create_expert_llm_node, create_expert_subgraph, create_researcher_llm_node, create_researcher_subgraph
+from gaia_mas.gaia.subgraphs import (
+    create_expert_llm_node,
+    create_expert_subgraph,
+    create_researcher_llm_node,
+    create_researcher_subgraph,
+)
 from ..core.utils import run_sync
 
 # %% auto #0

@@ -50,15 +50,25 @@ def normalize_task(raw:Any, # one row of a task file, in any of the accepted spe
                    folder:Optional[str|Path]=None, # the folder that holds the attachments
                   ) -> dict:
     "The task as `{task_id, question, level, file_name, file, gold}`; `BadTask` if the row cannot be one."
-    if not isinstance(raw, dict): raise BadTask(f"a task must be a JSON object, not {type(raw).__name__} {str(raw)[:60]}")
+    if not isinstance(raw, dict):
+        raise BadTask(f"a task must be a JSON object, not {type(raw).__name__} {str(raw)[:60]}")
     t = {k: _pick(raw, keys) for k, keys in TASK_KEYS.items()}
     if t["task_id"] is None or isinstance(t["task_id"], (bool, dict, list)):
         raise BadTask(f"a task needs a task_id (a string); this row has {sorted(raw)[:10]}")
     if not isinstance(t["question"], str) or not t["question"].strip():
         q = t["question"]
-        raise BadTask("a task needs a question (non-empty text); " + ("this row's is missing or empty" if q is None else f"this row's is {q!r}"))
-    return {**t, "task_id": str(t["task_id"]), "level": _level(t["level"]), "file_name": t["file_name"] or "",
-            "file": _attachment(t["file_name"], Path(folder or ".")), "gold": None if t["gold"] is None else str(t["gold"])}
+        raise BadTask(
+            "a task needs a question (non-empty text); "
+            + ("this row's is missing or empty" if q is None else f"this row's is {q!r}")
+        )
+    return {
+        **t,
+        "task_id": str(t["task_id"]),
+        "level": _level(t["level"]),
+        "file_name": t["file_name"] or "",
+        "file": _attachment(t["file_name"], Path(folder or ".")),
+        "gold": None if t["gold"] is None else str(t["gold"]),
+    }
 
 # %% ../../nbs/gaia/24_tasks.ipynb #aec27c3e
 def task_file(path:str|Path, # a task file, or a folder that holds metadata.jsonl or metadata.parquet
@@ -77,14 +87,18 @@ def task_rows(path:str|Path, # a .jsonl or .parquet task file
     "Each raw row of a task file with its location, 'file:line' (or 'file:row N'); lines that are not JSON are skipped."
     path = Path(path)
     if path.suffix == ".parquet":
-        try: import pyarrow.parquet as pq
-        except ImportError as e: raise ImportError("Reading a .parquet task file needs pyarrow: pip install pyarrow") from e
+        try:
+            import pyarrow.parquet as pq
+        except ImportError as e:
+            raise ImportError("Reading a .parquet task file needs pyarrow: pip install pyarrow") from e
         yield from ((f"{path}:row {n}", row) for n, row in enumerate(pq.read_table(path).to_pylist(), 1)); return
     with open(path, encoding="utf-8", errors="replace") as f:
         for n, line in enumerate(f, 1):
             if not line.strip(): continue
-            try: yield f"{path}:{n}", json.loads(line)
-            except json.JSONDecodeError as e: log.warning("%s:%d: not valid JSON (%s); fix or delete that line. Skipped.", path, n, e.msg)
+            try:
+                yield f"{path}:{n}", json.loads(line)
+            except json.JSONDecodeError as e:
+                log.warning("%s:%d: not valid JSON (%s); fix or delete that line. Skipped.", path, n, e.msg)
 
 def read_task_rows(path:str|Path, # a .jsonl or .parquet task file
                   ) -> list:
@@ -116,9 +130,12 @@ def load_tasks(path:str|Path, # a task file or a folder with metadata.jsonl/parq
     for where, raw in task_rows(path):
         try: t = normalize_task(raw, path.parent)
         except BadTask as e: bad += 1; log.warning("%s: %s. Row skipped.", where, e); continue
-        if t["task_id"] in seen: log.warning("%s: task %s appears twice; keeping the first", where, t["task_id"]); continue
+        if t["task_id"] in seen:
+            log.warning("%s: task %s appears twice; keeping the first", where, t["task_id"])
+            continue
         seen.add(t["task_id"]); tasks.append(t)
-    if not tasks: raise NoTasks(f"{path} holds no task" + (f": all {bad} rows were skipped (see the warnings above)" if bad else ""))
+    if not tasks:
+        raise NoTasks(f"{path} holds no task" + (f": all {bad} rows were skipped (see the warnings above)" if bad else ""))
     return select_tasks(tasks, levels, task_ids, limit)
 
 def no_task_answered(tasks:list[dict], # the tasks a run selected
@@ -204,6 +221,8 @@ def exclusive(path:str|Path, # the results file to guard
     with open(path, "a") as f:
         try: import fcntl
         except ImportError: yield; return  # no advisory locks on this platform
-        try: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError: raise RuntimeError(f"Another gaia-mas run is writing {path}; wait for it or pick another --out") from None
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RuntimeError(f"Another gaia-mas run is writing {path}; wait for it or pick another --out") from None
         yield
