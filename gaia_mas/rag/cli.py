@@ -168,7 +168,9 @@ def add_rag_parsers(sub) -> None:
     add_model_options(a); a.set_defaults(func=cmd_rag_ask)
     v = sub.add_parser("serve", help="the RAG HTTP API")
     v.add_argument("--host", default="127.0.0.1"); v.add_argument("--port", type=int, default=8000); _kb_option(v)
-    v.add_argument("--workers", type=int, default=1); v.add_argument("--api-key", default=os.environ.get("GAIA_MAS_API_KEY"), help="required API key (default $GAIA_MAS_API_KEY)")
+    v.add_argument("--workers", type=int, default=1); v.add_argument("--api-key", default=os.environ.get("GAIA_MAS_API_KEY"),
+                   help="required API key (default $GAIA_MAS_API_KEY; on the command line it shows in `ps`: prefer the variable or --api-key-file)")
+    v.add_argument("--api-key-file", type=Path, help="a file holding the required API key")
     v.add_argument("--sessions", help="checkpointer URL for conversations (default: the KB's Postgres, else a SQLite file beside the KB)")
     add_model_options(v); v.set_defaults(func=cmd_serve)
 

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/rag/39c_limits.ipynb #6cd1e98a
 from __future__ import annotations
-import asyncio, collections, contextlib, json, logging
+import asyncio, collections, contextlib, json, logging, os
 from typing import Any, Callable, Mapping, Optional, Union
 from urllib.parse import parse_qsl, urlencode
 
@@ -156,9 +156,11 @@ def _slow_client_protocol():
             self._disarm(); super().connection_lost(exc)
     return SlowClientH11
 
-def server_options(header_timeout:float=HEADER_TIMEOUT) -> dict:
+def server_options(header_timeout:Optional[float]=None, # seconds; default $GAIA_MAS_HEADER_TIMEOUT, else HEADER_TIMEOUT
+                  ) -> dict:
     "The uvicorn settings that bound headers, idle connections and slow clients."
-    proto = _slow_client_protocol(); proto.header_timeout = header_timeout
+    proto = _slow_client_protocol()
+    proto.header_timeout = header_timeout or float(os.environ.get("GAIA_MAS_HEADER_TIMEOUT") or HEADER_TIMEOUT)
     return dict(http=proto, h11_max_incomplete_event_size=MAX_HEADER, timeout_keep_alive=KEEP_ALIVE)
 
 # %% ../../nbs/rag/39c_limits.ipynb #a3ac64da

@@ -162,7 +162,7 @@ def _add_error_handling(app:FastAPI, max_body:int):
         return JSONResponse({"error": str(exc.detail), "request_id": _rid(request)}, exc.status_code,
                             headers={"X-Request-ID": _rid(request), **(exc.headers or {})})
 
-# %% ../../nbs/rag/39_service.ipynb #227ef4e3
+# %% ../../nbs/rag/39_service.ipynb #d65b1f9d
 async def _probe_kb(system:Any) -> Optional[str]:
     "None if the system's knowledge base answers a read of its chunks, else what is wrong."
     kb = getattr(system, "kb", None)
@@ -339,6 +339,10 @@ def cmd_serve(args:Any) -> int:
     if problem := preflight(settings):
         print(f"gaia-mas serve: {problem}", file=sys.stderr); return 2
     os.environ[SERVE_ENV] = json.dumps(settings)
+    if getattr(args, "api_key_file", None):
+        try: args.api_key = Path(args.api_key_file).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeError) as e:
+            print(f"gaia-mas serve: cannot read --api-key-file: {e}", file=sys.stderr); return 2
     if key := getattr(args, "api_key", None): os.environ["GAIA_MAS_API_KEY"] = key
     host, port, workers = getattr(args, "host", "127.0.0.1"), getattr(args, "port", 8000), getattr(args, "workers", 1) or 1
     print(f"gaia-mas serve: http://{host}:{port}/docs (sessions: {_sessions_kind(settings['sessions'])}, workers: {workers})", flush=True)
