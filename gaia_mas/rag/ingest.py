@@ -206,7 +206,8 @@ class IngestReport:
 
     def summary(self) -> str:
         "One line for people."
-        s = (f"{len(self.added)} added, {len(self.updated)} updated, {len(self.unchanged)} unchanged, {len(self.skipped)} skipped, {len(self.failed)} failed; "
+        s = (f"{len(self.added)} added, {len(self.updated)} updated, {len(self.unchanged)} unchanged, {len(self.skipped)} skipped"
+             f"{f', {len(self.failed)} failed' if self.failed else ''}; "
              f"{self.chunks} chunks written in {self.seconds:.1f}s")
         return s + ("" if self.semantic else "; semantic search is off (no embedding model: set OPENAI_API_KEY or GAIA_MAS_EMBEDDINGS=hash)")
 
