@@ -50,3 +50,22 @@ class PeakRSS:
         self.peak_mib = max(self.peak / 2**20, self.before); self.growth = self.peak_mib - self.before
 
     def __str__(self): return f"peak {self.peak_mib:.0f} MiB (+{self.growth:.0f} MiB) in {self.seconds:.1f}s"
+
+
+GAIA = [sys.executable, "-c", "import sys; from gaia_mas.cli import main; sys.exit(main())"]
+
+
+def run_measured(*args:str, timeout:float=300, env:dict|None=None) -> tuple[subprocess.CompletedProcess, float, float]:
+    "Run `gaia-mas ARGS`; the finished process, the peak RSS in MiB of it and its children together, and the seconds taken."
+    env = {**os.environ, "OPIK_TRACK_DISABLE": "true", **(env or {})}
+    env.pop("OPENAI_API_KEY", None)
+    t0, peak = time.monotonic(), 0
+    proc = subprocess.Popen([*GAIA, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    ps = psutil.Process(proc.pid)
+    while proc.poll() is None and time.monotonic() - t0 < timeout:
+        with contextlib.suppress(psutil.Error):
+            peak = max(peak, sum(p.memory_info().rss for p in [ps, *ps.children(recursive=True)]))
+        time.sleep(0.02)
+    if proc.poll() is None: proc.kill()
+    out, err = proc.communicate()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), peak / 2**20, time.monotonic() - t0
