@@ -116,7 +116,7 @@ def cmd_serve(args:argparse.Namespace) -> int:
     from gaia_mas.rag.service import cmd_serve as serve
     return serve(args)
 
-# %% ../../nbs/rag/38_cli.ipynb #e553036d
+# %% ../../nbs/rag/38_cli.ipynb #bdde2462
 def _failure(e:BaseException) -> tuple[int, str]:
     "The exit code (2 bad input, 1 failed job) and the one line a failure prints: the problem and the fix."
     msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
@@ -127,6 +127,8 @@ def _failure(e:BaseException) -> tuple[int, str]:
         return 2, f"the --kb file is not a usable knowledge base ({msg}): give one built by `gaia-mas rag ingest`, or a new file"
     if isinstance(e, IsADirectoryError) or "unable to open database" in low:
         return 2, f"cannot open the knowledge base ({msg}): give a file path, e.g. --kb sqlite:///path/kb.sqlite, in a folder you can write"
+    if isinstance(e, OSError) and not isinstance(e, (PermissionError, FileNotFoundError)) and e.filename:
+        return 2, f"cannot use {e.filename}: {e.strerror}: give a --kb path in a folder you can write"
     if isinstance(e, PermissionError) or "readonly database" in low:
         return 2, f"no permission to use the knowledge base ({msg}): choose a --kb you can write, or fix its permissions"
     if "no such table" in low: return 1, f"the knowledge base is damaged ({msg}): ingest into a new --kb file"
