@@ -55,9 +55,10 @@ class BodyLimit:
     def __init__(self, app, # the ASGI app
                  max_body:int=MAX_BODY, # bytes, where `limits` names no other
                  limits:Optional[Limits]=None, # per-route overrides (see `body_limit`); uploads are exempt by default
-                 body_timeout:float=BODY_TIMEOUT, # seconds for a bounded body to arrive
+                 body_timeout:Optional[float]=None, # seconds for a bounded body to arrive; $GAIA_MAS_BODY_TIMEOUT or BODY_TIMEOUT
                 ):
-        self.app, self.max_body, self.limits, self.body_timeout = app, max_body, limits, body_timeout
+        self.app, self.max_body, self.limits = app, max_body, limits
+        self.body_timeout = body_timeout or float(os.environ.get("GAIA_MAS_BODY_TIMEOUT") or BODY_TIMEOUT)
 
     async def __call__(self, scope, receive, send):
         limit = body_limit(scope, self.max_body, self.limits) if scope["type"] == "http" else None

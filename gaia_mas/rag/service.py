@@ -343,7 +343,9 @@ def cmd_serve(args:Any) -> int:
         try: args.api_key = Path(args.api_key_file).read_text(encoding="utf-8").strip()
         except (OSError, UnicodeError) as e:
             print(f"gaia-mas serve: cannot read --api-key-file: {e}", file=sys.stderr); return 2
-    if key := getattr(args, "api_key", None): os.environ["GAIA_MAS_API_KEY"] = key
+    if (key := getattr(args, "api_key", None)) and key != os.environ.get("GAIA_MAS_API_KEY") and not getattr(args, "api_key_file", None):
+        print("gaia-mas serve: warning: a key given with --api-key shows in `ps`; use $GAIA_MAS_API_KEY or --api-key-file", file=sys.stderr)
+    if key: os.environ["GAIA_MAS_API_KEY"] = key
     host, port, workers = getattr(args, "host", "127.0.0.1"), getattr(args, "port", 8000), getattr(args, "workers", 1) or 1
     print(f"gaia-mas serve: http://{host}:{port}/docs (sessions: {_sessions_kind(settings['sessions'])}, workers: {workers})", flush=True)
     verbose = bool(getattr(args, "verbose", 0))

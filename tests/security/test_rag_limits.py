@@ -13,7 +13,7 @@ def server(tmp_path_factory):
     from gaia_mas.rag.ingest import sample_kb
     d = tmp_path_factory.mktemp("serve")
     with serve("--kb", sample_kb().url, "--sessions", f"sqlite:///{d}/s.sqlite",
-               env={"GAIA_MAS_API_KEY": KEY, "GAIA_MAS_HEADER_TIMEOUT": "1"}) as s: yield s
+               env={"GAIA_MAS_API_KEY": KEY, "GAIA_MAS_HEADER_TIMEOUT": "1", "GAIA_MAS_BODY_TIMEOUT": "1"}) as s: yield s
 
 
 def _connect(url:str) -> socket.socket:
@@ -73,6 +73,14 @@ def test_slow_clients_are_closed_and_do_not_hold_the_slots(server):
         for s in slow: s.close()
     print(f"300 slow clients: {closed} closed by the server; then /health {r.status_code}; server {m}")
     assert closed == 300 and r.status_code == 200
+
+
+def test_slow_body_is_timed_out(server):
+    s = _connect(server[0])
+    s.sendall(b"POST /multiagent/sequential/chat HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Content-Length: 1000\r\n\r\n{\"question\"")  # and then nothing: the body deadline is 1 s in this server
+    status = _status(s); s.close()
+    assert " 408 " in status, status
 
 
 def test_key_in_query_string_is_refused_and_never_logged(server):
