@@ -7,11 +7,12 @@ from __future__ import annotations
 import asyncio, collections, contextlib, json, logging, os
 from typing import Any, Callable, Mapping, Optional, Union
 from urllib.parse import parse_qsl, urlencode
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 # %% auto #0
 __all__ = ['log', 'MAX_BODY', 'MAX_HEADER', 'BODY_TIMEOUT', 'HEADER_TIMEOUT', 'KEEP_ALIVE', 'UPLOAD_LIMITS', 'KEY_PARAMS',
-           'Limits', 'body_limit', 'send_json', 'BodyLimit', 'QueryKeyGuard', 'add_limits', 'server_options',
-           'TurnQueue']
+           'Limits', 'body_limit', 'send_json', 'BodyLimit', 'QueryKeyGuard', 'add_limits', 'SlowClientH11',
+           'server_options', 'TurnQueue']
 
 # %% ../../nbs/rag/39c_limits.ipynb #6e4484c2
 log = logging.getLogger(__name__)
@@ -123,46 +124,42 @@ def add_limits(app, # a FastAPI/Starlette app
     return app
 
 # %% ../../nbs/rag/39c_limits.ipynb #ff5609a9
-def _slow_client_protocol():
-    "The h11 protocol class with a header deadline (built lazily: uvicorn is imported only when serving)."
-    from uvicorn.protocols.http.h11_impl import H11Protocol
+class SlowClientH11(H11Protocol):
+    "uvicorn's h11 protocol, closing a connection whose request line and headers take over the header deadline."
+    _header_timer = None
 
-    class SlowClientH11(H11Protocol):
-        "uvicorn's h11 protocol, closing a connection whose request line and headers take over `HEADER_TIMEOUT` seconds."
-        header_timeout = HEADER_TIMEOUT
-        _header_timer = None
+    @staticmethod
+    def header_timeout() -> float:
+        "$GAIA_MAS_HEADER_TIMEOUT, else HEADER_TIMEOUT (read per connection, so `--workers` processes see it too)."
+        return float(os.environ.get("GAIA_MAS_HEADER_TIMEOUT") or HEADER_TIMEOUT)
 
-        def _awaiting_headers(self) -> bool: return self.cycle is None or self.cycle.response_complete
+    def _awaiting_headers(self) -> bool: return self.cycle is None or self.cycle.response_complete
 
-        def _arm(self):
-            if self._header_timer is None and self._awaiting_headers():
-                self._header_timer = self.loop.call_later(self.header_timeout, self._too_slow)
+    def _arm(self):
+        if self._header_timer is None and self._awaiting_headers():
+            self._header_timer = self.loop.call_later(self.header_timeout(), self._too_slow)
 
-        def _disarm(self):
-            if self._header_timer is not None: self._header_timer.cancel(); self._header_timer = None
+    def _disarm(self):
+        if self._header_timer is not None: self._header_timer.cancel(); self._header_timer = None
 
-        def _too_slow(self):
-            self._header_timer = None
-            if self._awaiting_headers() and not self.transport.is_closing():
-                log.info("closed a connection whose headers took over %ss", self.header_timeout); self.transport.close()
+    def _too_slow(self):
+        self._header_timer = None
+        if self._awaiting_headers() and not self.transport.is_closing():
+            log.info("closed a connection whose headers took over %ss", self.header_timeout()); self.transport.close()
 
-        def connection_made(self, transport):
-            super().connection_made(transport); self._arm()
+    def connection_made(self, transport):
+        super().connection_made(transport); self._arm()
 
-        def data_received(self, data:bytes):
-            super().data_received(data)
-            self._disarm() if not self._awaiting_headers() else self._arm()
+    def data_received(self, data:bytes):
+        super().data_received(data)
+        self._disarm() if not self._awaiting_headers() else self._arm()
 
-        def connection_lost(self, exc):
-            self._disarm(); super().connection_lost(exc)
-    return SlowClientH11
+    def connection_lost(self, exc):
+        self._disarm(); super().connection_lost(exc)
 
-def server_options(header_timeout:Optional[float]=None, # seconds; default $GAIA_MAS_HEADER_TIMEOUT, else HEADER_TIMEOUT
-                  ) -> dict:
+def server_options() -> dict:
     "The uvicorn settings that bound headers, idle connections and slow clients."
-    proto = _slow_client_protocol()
-    proto.header_timeout = header_timeout or float(os.environ.get("GAIA_MAS_HEADER_TIMEOUT") or HEADER_TIMEOUT)
-    return dict(http=proto, h11_max_incomplete_event_size=MAX_HEADER, timeout_keep_alive=KEEP_ALIVE)
+    return dict(http=SlowClientH11, h11_max_incomplete_event_size=MAX_HEADER, timeout_keep_alive=KEEP_ALIVE)
 
 # %% ../../nbs/rag/39c_limits.ipynb #a3ac64da
 class TurnQueue:
