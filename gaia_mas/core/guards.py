@@ -39,10 +39,12 @@ def load_front_matter(text:str, # the YAML between the --- lines
                      ) -> dict:
     "The front matter as a dict: aliases refused, size capped, a mapping required."
     import yaml
-    if len(text) > MAX_FRONT_MATTER: raise UnsafeDocument(f"the front matter is over {MAX_FRONT_MATTER} characters; shorten it")
+    if len(text) > MAX_FRONT_MATTER:
+        raise UnsafeDocument(f"the front matter is over {MAX_FRONT_MATTER} characters; shorten it")
     try: meta = yaml.load(text, Loader=_loader()) or {}
     except UnsafeDocument: raise
-    except yaml.YAMLError as e: raise UnsafeDocument(f"the front matter is not valid YAML: {str(e).splitlines()[0]}") from None
+    except yaml.YAMLError as e:
+        raise UnsafeDocument(f"the front matter is not valid YAML: {str(e).splitlines()[0]}") from None
     if not isinstance(meta, dict): raise UnsafeDocument("the front matter is not a YAML mapping (key: value lines)")
     return meta
 
@@ -72,14 +74,18 @@ def check_office(path:str|Path, # an Office file (a zip archive)
     name = Path(path).name
     try:
         with zipfile.ZipFile(path) as z: infos = z.infolist()
-    except (zipfile.BadZipFile, OSError) as e: raise UnsafeDocument(f"{name} is not a valid Office file ({e})") from None
-    if len(infos) > MAX_MEMBERS: raise UnsafeDocument(f"{name} has {len(infos)} zip members, over the limit of {MAX_MEMBERS}")
+    except (zipfile.BadZipFile, OSError) as e:
+        raise UnsafeDocument(f"{name} is not a valid Office file ({e})") from None
+    if len(infos) > MAX_MEMBERS:
+        raise UnsafeDocument(f"{name} has {len(infos)} zip members, over the limit of {MAX_MEMBERS}")
     total = sum(i.file_size for i in infos)
     if total > MAX_UNZIPPED:
-        raise UnsafeDocument(f"{name} unpacks to {total / 2**20:.0f} MiB, over the limit of {MAX_UNZIPPED // 2**20} MiB")
+        raise UnsafeDocument(f"{name} unpacks to {total / 2**20:.0f} MiB, "
+                             f"over the limit of {MAX_UNZIPPED // 2**20} MiB")
     for i in infos:
         if i.file_size > 2**20 and i.file_size > MAX_RATIO * max(i.compress_size, 1):
-            raise UnsafeDocument(f"{name}: member {i.filename!r} unpacks {i.file_size // max(i.compress_size, 1)} times its size "
+            ratio = i.file_size // max(i.compress_size, 1)
+            raise UnsafeDocument(f"{name}: member {i.filename!r} unpacks {ratio} times its size "
                                  f"(limit {MAX_RATIO}); a compression bomb is refused unread")
 
 def check_file(path:str|Path) -> None:
@@ -117,13 +123,13 @@ def _bounded_call(fn:Callable, args:tuple, cpu_seconds:int):
 # %% ../../nbs/core/04a_guards.ipynb #5d4c01a0
 @contextlib.contextmanager
 def _bare_main():
-    "A spawned worker re-runs the parent's `__main__` file; a script, notebook or stdin needs no re-running, so hide it meanwhile."
+    "Hide the parent's `__main__` while a worker is spawned: it would re-run it (a script, a notebook, stdin)."
     main = sys.modules["__main__"]; sys.modules["__main__"] = types.ModuleType("__main__")
     try: yield
     finally: sys.modules["__main__"] = main
 
 class Isolated:
-    "Calls run in a worker process under a `Budget`; one that overruns raises `UnsafeDocument`, and the worker is replaced."
+    "Calls in a worker process under a `Budget`; one that overruns raises `UnsafeDocument`; the worker is replaced."
     def __init__(self, budget:Optional[Budget]=None, # the per-call budget
                  warm:Sequence[str]=(), # modules the worker imports before its memory limit is set
                 ):
@@ -132,7 +138,8 @@ class Isolated:
     def _start(self):
         from gaia_mas.core import guards  # the worker finds its functions by module name
         if self._pool is None:
-            self._pool = cf.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), initializer=guards._init_worker,
+            ctx = multiprocessing.get_context("spawn")
+            self._pool = cf.ProcessPoolExecutor(1, mp_context=ctx, initializer=guards._init_worker,
                                                 initargs=(self.budget.memory_mb, self.warm))
         return self._pool
 
@@ -156,8 +163,8 @@ class Isolated:
                 self.close(); raise UnsafeDocument(f"parsing took over {b.seconds:g} s, the budget per file") from None
             except cf.process.BrokenProcessPool:
                 self.close()
-                raise UnsafeDocument(f"the parser died: over the budget of {b.memory_mb} MiB or {b.cpu_seconds} s of CPU "
-                                     "per file") from None
+                raise UnsafeDocument(f"the parser died: over the budget of {b.memory_mb} MiB "
+                                     f"or {b.cpu_seconds} s of CPU per file") from None
 
     def __enter__(self): return self
     def __exit__(self, *exc): self.close()
@@ -180,10 +187,12 @@ def refuse_foreign_sqlite(path:str|Path, # the file about to be opened as a know
     if not path.is_file() or path.stat().st_size == 0: return
     with open(path, "rb") as f:
         if f.read(16) != b"SQLite format 3\x00":
-            raise ValueError(f"{path} is not a knowledge base (not a SQLite file); it was left untouched: give another --kb")
+            raise ValueError(f"{path} is not a knowledge base (not a SQLite file); it was left untouched: "
+                             "give another --kb")
     db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     try: names = {r[0] for r in db.execute("select name from sqlite_master where type='table'")}
-    except sqlite3.DatabaseError as e: raise ValueError(f"{path} cannot be read as SQLite ({e}); it was left untouched") from None
+    except sqlite3.DatabaseError as e:
+        raise ValueError(f"{path} cannot be read as SQLite ({e}); it was left untouched") from None
     finally: db.close()
     if names and not names & KB_TABLES:
         raise ValueError(f"{path} is another application's SQLite database (tables: {', '.join(sorted(names)[:5])}), "

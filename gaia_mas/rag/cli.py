@@ -91,7 +91,8 @@ def cmd_search(args:argparse.Namespace) -> int:
     for w in hits.warnings: print(f"gaia-mas: {w}", file=sys.stderr)
     for i, h in enumerate(hits, 1):
         if args.json: print(json.dumps(h.to_dict(), ensure_ascii=False))
-        else: print(f"[{i}] {printable(h.citation)}  (score {h.score:.3f})\n    " + printable(" ".join(h.text.split())[:args.width]) + "\n")
+        else: print(f"[{i}] {printable(h.citation)}  (score {h.score:.3f})\n    "
+                    + printable(" ".join(h.text.split())[:args.width]) + "\n")
     return 0 if hits else 1
 
 def cmd_stats(args:argparse.Namespace) -> int:
@@ -122,15 +123,17 @@ def _failure(e:BaseException) -> tuple[int, str]:
     msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
     low = msg.lower()
     if "database is locked" in low or "database is busy" in low:
-        return 1, "the knowledge base is locked by another process (an ingest or rm writing it): run this again when it ends"
+        return 1, "the knowledge base is locked by another process (an ingest or rm writing it): run again when it ends"
     if "file is not a database" in low or "malformed" in low:
-        return 2, f"the --kb file is not a usable knowledge base ({msg}): give one built by `gaia-mas rag ingest`, or a new file"
+        return 2, f"the --kb file is not a usable knowledge base ({msg}): give one built by `gaia-mas rag ingest`, " \
+                  "or a new file"
     if isinstance(e, IsADirectoryError) or "unable to open database" in low:
-        return 2, f"cannot open the knowledge base ({msg}): give a file path, e.g. --kb sqlite:///path/kb.sqlite, in a folder you can write"
+        return 2, f"cannot open the knowledge base ({msg}): give a file path, e.g. --kb sqlite:///path/kb.sqlite, " \
+                  "in a folder you can write"
     if isinstance(e, OSError) and not isinstance(e, (PermissionError, FileNotFoundError)) and e.filename:
         return 2, f"cannot use {e.filename}: {e.strerror}: give a --kb path in a folder you can write"
     if isinstance(e, PermissionError) or "readonly database" in low:
-        return 2, f"no permission to use the knowledge base ({msg}): choose a --kb you can write, or fix its permissions"
+        return 2, f"no permission to use the knowledge base ({msg}): choose a --kb you can write, or fix permissions"
     if "no such table" in low: return 1, f"the knowledge base is damaged ({msg}): ingest into a new --kb file"
     if isinstance(e, (ValueError, LookupError, FileNotFoundError, NotADirectoryError, ImportError)): return 2, msg
     if type(e).__name__ == "OperationalError" and "connect" in low:
@@ -169,7 +172,8 @@ async def _ask_once(args, opts:dict) -> dict:
 def print_answer(r:dict) -> None:
     "An answer, its sources and how it was made, for people."
     print(r["answer"])
-    if r.get("citations"): print("\nSources:\n" + "\n".join(f"  [{i}] {printable(c)}" for i, c in enumerate(r["citations"], 1)))
+    if r.get("citations"):
+        print("\nSources:\n" + "\n".join(f"  [{i}] {printable(c)}" for i, c in enumerate(r["citations"], 1)))
     md = r["metadata"]; how = r["pattern"] + (f" ({r['pattern_selection_reasoning']})" if r.get("pattern_selection_reasoning") else "")
     print(f"\n{how}, {md['total_time']:.2f}s" + (f"; cut short: {', '.join(md['cut_short'])}" if md.get("cut_short") else ""))
 
@@ -198,7 +202,7 @@ def add_rag_parsers(sub) -> None:
     i.add_argument("paths", nargs="+", metavar="PATH"); _kb_option(i)
     i.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE", help="a tag for every chunk, e.g. --meta team=payments (repeatable)")
     i.add_argument("--no-progress", action="store_true", help="no progress bar"); i.add_argument("--json", action="store_true", help="print the report as JSON")
-    i.add_argument("--follow-links", action="store_true", help="also ingest symbolic links that lead outside the folders given")
+    i.add_argument("--follow-links", action="store_true", help="also ingest links leading out of the folders")
     i.set_defaults(func=guarded(cmd_ingest))
     r = rag.add_parser("rm", help="remove a source, or every source under a folder"); r.add_argument("paths", nargs="+", metavar="PATH"); _kb_option(r); r.set_defaults(func=guarded(cmd_rm))
     s = rag.add_parser("search", help="ranked passages with citations"); s.add_argument("query"); _kb_option(s)
@@ -208,7 +212,8 @@ def add_rag_parsers(sub) -> None:
     s.add_argument("--json", action="store_true", help="one JSON object per hit: source, score, citation, text, metadata"); s.set_defaults(func=guarded(cmd_search))
     t = rag.add_parser("stats", help="documents, chunks, index size and embedding model"); _kb_option(t)
     t.add_argument("--json", action="store_true"); t.set_defaults(func=guarded(cmd_stats))
-    for q in (i, r, s, t): q.add_argument("-v", "--verbose", action="store_true", help="the traceback of a failure, and gaia_mas's log records")
+    for q in (i, r, s, t):
+        q.add_argument("-v", "--verbose", action="store_true", help="tracebacks, and gaia_mas's logs")
     a = rag.add_parser("ask", help="answer a question from the knowledge base with a multi-agent workflow"); a.add_argument("question")
     a.add_argument("--pattern", choices=["sequential", "parallel", "supervisor", "auto"], default="auto")
     a.add_argument("--session-id", help="continue a conversation"); _kb_option(a); a.add_argument("--json", action="store_true")
@@ -216,7 +221,8 @@ def add_rag_parsers(sub) -> None:
     v = sub.add_parser("serve", help="the RAG HTTP API")
     v.add_argument("--host", default="127.0.0.1"); v.add_argument("--port", type=int, default=8000); _kb_option(v)
     v.add_argument("--workers", type=int, default=1); v.add_argument("--api-key", default=os.environ.get("GAIA_MAS_API_KEY"),
-                   help="required API key (default $GAIA_MAS_API_KEY; on the command line it shows in `ps`: prefer the variable or --api-key-file)")
+                   help="required API key (default $GAIA_MAS_API_KEY; given here it shows in `ps`: "
+                        "prefer the variable or --api-key-file)")
     v.add_argument("--api-key-file", type=Path, help="a file holding the required API key")
     v.add_argument("--sessions", help="checkpointer URL for conversations (default: the KB's Postgres, else a SQLite file beside the KB)")
     add_model_options(v); v.set_defaults(func=cmd_serve)

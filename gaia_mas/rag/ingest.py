@@ -120,7 +120,8 @@ def read_sections(path:str|Path) -> tuple[str, dict, list[Section]]:
     title, meta, secs = READERS.get(path.suffix.lower(), read_other)(path)
     side = path.with_name(path.name + ".meta.json")
     if side.exists():
-        if side.stat().st_size > 64 * 1024: raise UnsafeDocument(f"{side.name} is over 64 KB; a sidecar holds a few tags")
+        if side.stat().st_size > 64 * 1024:
+            raise UnsafeDocument(f"{side.name} is over 64 KB; a sidecar holds a few tags")
         extra = json.loads(side.read_text(encoding="utf-8"))
         if not isinstance(extra, dict): raise ValueError(f"{side.name} must hold a JSON object")
         meta = {**meta, **extra}  # its `title`, like any field the ingest owns, is kept as user.title
@@ -136,7 +137,8 @@ def sample_dir() -> Path:
 
 # %% ../../nbs/rag/31_ingest.ipynb #88499257
 CHUNK_SIZE, CHUNK_OVERLAP = 1000, 120
-CHUNKER = f"v2-{CHUNK_SIZE}-{CHUNK_OVERLAP}"  # part of every document hash: changing the chunker re-ingests (v2: provenance owned by the ingest)
+# part of every document hash: changing the chunker re-ingests (v2: provenance owned by the ingest)
+CHUNKER = f"v2-{CHUNK_SIZE}-{CHUNK_OVERLAP}"
 SYSTEM_FIELDS = frozenset({"source", "title", "page", "section", "filetype", "modified", "content_hash", "text_hash", "hash",
                            "chunk_id", "id", "citation", "ord", "ingested"})
 
@@ -147,7 +149,7 @@ def _json_safe(v):
 
 def user_fields(*metas:Optional[dict], # a document's own metadata, its sidecar's, the user's tags; later ones win
                ) -> dict:
-    "The tags of a document, capped in size; a field the ingest owns (source, title, page, hashes...) is kept as `user.NAME`."
+    "A document's tags, capped in size; a field the ingest owns (source, title, page, hashes...) becomes `user.NAME`."
     out = {}
     for m in metas:
         for k, v in cap_metadata(m or {}).items(): out[f"user.{k}" if k in SYSTEM_FIELDS else k] = _json_safe(v)
@@ -165,7 +167,8 @@ def chunk_document(path:str|Path, # the file
     modified = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     user = user_fields(doc_meta, meta)
     h = hashlib.sha256(data + json.dumps(user, sort_keys=True).encode() + CHUNKER.encode()).hexdigest()
-    base = {**user, "source": str(path), "title": title, "filetype": path.suffix.lower().lstrip("."), "modified": modified, "content_hash": h}
+    base = {**user, "source": str(path), "title": title, "filetype": path.suffix.lower().lstrip("."),
+            "modified": modified, "content_hash": h}
     chunks = []
     for s in secs:
         for piece in split.split_text(s.text):
@@ -184,7 +187,7 @@ def embed_text(ch:dict) -> str:
 _WORKERS: dict = {}
 
 def _parser(budget:Optional[Budget]) -> Callable:
-    "`chunk_document`, run in a worker process under `budget` (one worker per budget, kept for later ingests), or here if None."
+    "`chunk_document` in a worker process under `budget` (one worker per budget, kept for later ingests); here if None."
     from gaia_mas.rag import ingest as mod  # the worker finds the function by its module's name
     if budget is None: return mod.chunk_document
     if budget not in _WORKERS: _WORKERS[budget] = Isolated(budget, warm=("gaia_mas.rag.ingest",))
@@ -199,7 +202,7 @@ class IngestReport:
     updated: list = field(default_factory=list)
     unchanged: list = field(default_factory=list)
     skipped: list = field(default_factory=list)  # (path, reason): files not ingested (unreadable, refused, unsupported)
-    failed: list = field(default_factory=list)  # (path, reason): readable files the knowledge base did not take (e.g. locked)
+    failed: list = field(default_factory=list)  # (path, reason): files the knowledge base did not take (e.g. locked)
     chunks: int = 0
     seconds: float = 0.0
     semantic: bool = True
@@ -230,13 +233,14 @@ def _walk(p:Path, follow:bool) -> Iterable[tuple[Path, Optional[str]]]:
             if why: yield Path(d, x), why.replace("this file", "this folder"); dirs.remove(x)
         dirs[:] = sorted(x for x in dirs if not x.startswith("."))
         for n in sorted(names):
-            if not n.startswith(".") and not n.endswith(".meta.json"): yield Path(d, n), _entry(Path(d, n), root, follow)
+            if not n.startswith(".") and not n.endswith(".meta.json"):
+                yield Path(d, n), _entry(Path(d, n), root, follow)
     for e in errors: yield Path(e.filename), f"cannot read this folder: {e.strerror} (check its permissions)"
 
 def iter_files(paths:Iterable[str|Path], # files and folders
                follow_links:bool=False, # follow symbolic links that lead outside the folders given
               ) -> Iterable[tuple[Path, Optional[str]]]:
-    "(file, None) for every file under `paths`, or (path, reason) for one that is not read: missing, unreadable, a link outside."
+    "(file, None) for each file under `paths`, or (path, reason) for one not read: missing, unreadable, a link outside."
     for p in map(Path, paths):
         if p.is_dir(): yield from sorted(_walk(p, follow_links), key=lambda x: str(x[0]))
         elif p.is_file(): yield p, None

@@ -666,6 +666,7 @@ def open_kb(url:str|Path, # sqlite:///path/kb.sqlite, a bare file path, or postg
     url = str(url)
     if url.startswith(("postgresql://", "postgres://")): return PostgresKB(url, embeddings)
     if url.startswith("sqlite:///"): url = url[len("sqlite:///"):]
-    elif "://" in url: raise ValueError(f"unsupported knowledge base URL {redact(url)!r}: use sqlite:///path/kb.sqlite or postgresql://user@host:port/db")
+    elif "://" in url: raise ValueError(f"unsupported knowledge base URL {redact(url)!r}: "
+                                        "use sqlite:///path/kb.sqlite or postgresql://user@host:port/db")
     refuse_foreign_sqlite(url)  # another application's database is refused before anything writes to it
     return SQLiteKB(url, embeddings, create=create)

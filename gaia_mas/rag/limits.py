@@ -56,7 +56,7 @@ class BodyLimit:
     def __init__(self, app, # the ASGI app
                  max_body:int=MAX_BODY, # bytes, where `limits` names no other
                  limits:Optional[Limits]=None, # per-route overrides (see `body_limit`); uploads are exempt by default
-                 body_timeout:Optional[float]=None, # seconds for a bounded body to arrive; $GAIA_MAS_BODY_TIMEOUT or BODY_TIMEOUT
+                 body_timeout:Optional[float]=None, # seconds for a bounded body; $GAIA_MAS_BODY_TIMEOUT or BODY_TIMEOUT
                 ):
         self.app, self.max_body, self.limits = app, max_body, limits
         self.body_timeout = body_timeout or float(os.environ.get("GAIA_MAS_BODY_TIMEOUT") or BODY_TIMEOUT)
@@ -75,7 +75,8 @@ async def _too_large(send, limit:int) -> None:
 class _Counted:
     "The `receive`/`send` pair of one bounded request."
     def __init__(self, receive, send, limit:int, timeout:float):
-        self.receive, self.send, self.limit, self.seen, self.answered, self.started = receive, send, limit, 0, False, False
+        self.receive, self.send, self.limit = receive, send, limit
+        self.seen, self.answered, self.started = 0, False, False
         self.deadline = asyncio.get_running_loop().time() + timeout
 
     def pair(self): return self._receive, self._send
@@ -83,11 +84,12 @@ class _Counted:
     async def _receive(self):
         if self.answered: return {"type": "http.disconnect"}
         left = self.deadline - asyncio.get_running_loop().time()
-        try: msg = await asyncio.wait_for(self.receive(), max(left, 0.001)) if not self.started else await self.receive()
-        except asyncio.TimeoutError: return await self._answer(408, "the request body arrived too slowly: send it at once")
+        try: msg = await (self.receive() if self.started else asyncio.wait_for(self.receive(), max(left, 0.001)))
+        except asyncio.TimeoutError: return await self._answer(408, "the body arrived too slowly: send it at once")
         if msg["type"] == "http.request":
             self.seen += len(msg.get("body", b""))
-            if self.seen > self.limit: return await self._answer(413, f"the request body is over {self.limit} bytes: send a smaller one")
+            if self.seen > self.limit:
+                return await self._answer(413, f"the request body is over {self.limit} bytes: send a smaller one")
         return msg
 
     async def _answer(self, status:int, error:str) -> dict:

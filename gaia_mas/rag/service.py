@@ -168,7 +168,8 @@ async def _probe_kb(system:Any) -> Optional[str]:
     kb = getattr(system, "kb", None)
     if kb is None or not hasattr(kb, "_rows"): return None
     try: await asyncio.to_thread(lambda: (kb.fields(), kb._rows([-1]))); return None
-    except Exception as e: return f"the knowledge base is unavailable ({type(e).__name__}): check --kb, or rebuild it with `gaia-mas rag ingest`"
+    except Exception as e:
+        return f"the knowledge base is unavailable ({type(e).__name__}): check --kb, or rebuild it with `rag ingest`"
 
 async def _probe_sessions(system:Any) -> Optional[str]:
     "None if the sessions store answers a read, else what is wrong."
@@ -301,7 +302,8 @@ def create_app(system:Any, # a RagSystem, or a callable `checkpointer -> RagSyst
             yield
     app = FastAPI(title="gaia_mas RAG service", version="1.0", lifespan=lifespan,
                   description="Sequential, parallel and supervisor multi-agent workflows over a knowledge base.")
-    app.state.request_timeout, app.state.sessions_kind, app.state.turns = request_timeout, _sessions_kind(sessions), TurnQueue()
+    app.state.request_timeout, app.state.sessions_kind = request_timeout, _sessions_kind(sessions)
+    app.state.turns = TurnQueue()  # one turn at a time per session, in arrival order
     if hasattr(system, "aask"): app.state.system = system  # ready now: in-process clients need no lifespan
     _add_error_handling(app, max_body)
     _add_chat_routes(app, _api_key_check(api_key))
@@ -328,7 +330,8 @@ def _log_config(verbose:bool) -> dict:
     import copy
     from uvicorn.config import LOGGING_CONFIG
     cfg = copy.deepcopy(LOGGING_CONFIG)
-    cfg["loggers"]["gaia_mas"] = {"handlers": ["default"], "level": "INFO" if verbose else "WARNING", "propagate": False}
+    cfg["loggers"]["gaia_mas"] = {"handlers": ["default"], "level": "INFO" if verbose else "WARNING",
+                                  "propagate": False}
     return cfg
 
 def cmd_serve(args:Any) -> int:
@@ -343,13 +346,15 @@ def cmd_serve(args:Any) -> int:
         try: args.api_key = Path(args.api_key_file).read_text(encoding="utf-8").strip()
         except (OSError, UnicodeError) as e:
             print(f"gaia-mas serve: cannot read --api-key-file: {e}", file=sys.stderr); return 2
-    if (key := getattr(args, "api_key", None)) and key != os.environ.get("GAIA_MAS_API_KEY") and not getattr(args, "api_key_file", None):
-        print("gaia-mas serve: warning: a key given with --api-key shows in `ps`; use $GAIA_MAS_API_KEY or --api-key-file", file=sys.stderr)
+    key = getattr(args, "api_key", None)
+    if key and key != os.environ.get("GAIA_MAS_API_KEY") and not getattr(args, "api_key_file", None):
+        print("gaia-mas serve: warning: a key given with --api-key shows in `ps`; "
+              "use $GAIA_MAS_API_KEY or --api-key-file", file=sys.stderr)
     if key: os.environ["GAIA_MAS_API_KEY"] = key
     host, port, workers = getattr(args, "host", "127.0.0.1"), getattr(args, "port", 8000), getattr(args, "workers", 1) or 1
     print(f"gaia-mas serve: http://{host}:{port}/docs (sessions: {_sessions_kind(settings['sessions'])}, workers: {workers})", flush=True)
     verbose = bool(getattr(args, "verbose", 0))
     uvicorn.run("gaia_mas.rag.service:app_from_env", factory=True, host=host, port=port, workers=workers,
-                limit_concurrency=MAX_CONCURRENCY, timeout_graceful_shutdown=30, log_level="debug" if verbose else "info",
-                log_config=_log_config(verbose), **server_options())
+                limit_concurrency=MAX_CONCURRENCY, timeout_graceful_shutdown=30,
+                log_level="debug" if verbose else "info", log_config=_log_config(verbose), **server_options())
     return 0
