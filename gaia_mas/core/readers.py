@@ -130,12 +130,13 @@ def unstructured_offline():
     return tokenize
 
 def partition(kind:str, # 'docx', 'pptx' or 'xlsx'
-              path:str|Path, # the file
+              path:str|Path|io.BytesIO, # the file, or its bytes already read
               **kw, # passed on to unstructured's partition function
              ) -> list:
     "unstructured's elements of an Office file, read offline."
     unstructured_offline()
-    return getattr(importlib.import_module(f"unstructured.partition.{kind}"), f"partition_{kind}")(filename=str(path), **kw)
+    src = {"file": path} if hasattr(path, "read") else {"filename": str(path)}
+    return getattr(importlib.import_module(f"unstructured.partition.{kind}"), f"partition_{kind}")(**src, **kw)
 
 # %% ../../nbs/core/04_readers.ipynb #07080350
 def table_rows(html:str) -> list[list[str]]:
@@ -158,14 +159,17 @@ def docx_text(path:str|Path) -> str:
 def _slide_notes(path) -> list[str]:
     "The speaker notes of each slide, from python-pptx ('' where there are none)."
     import pptx
-    return [s.notes_slide.notes_text_frame.text.strip() if s.has_notes_slide else "" for s in pptx.Presentation(str(path)).slides]
+    prs = pptx.Presentation(path if hasattr(path, "read") else str(path))
+    return [s.notes_slide.notes_text_frame.text.strip() if s.has_notes_slide else "" for s in prs.slides]
 
 def pptx_text(path:str|Path, # the .pptx file
               slides:str="", # which slides, e.g. '2-4'; all when empty
              ) -> str:
     "The text of the chosen slides, each under a slide header, with its speaker notes last."
-    notes, by_slide = _slide_notes(path), {}
-    for e in partition("pptx", path, include_slide_notes=False):
+    data = io.BytesIO(Path(path).read_bytes())  # the file is read once; both parsers work on its bytes
+    notes, by_slide = _slide_notes(data), {}
+    data.seek(0)
+    for e in partition("pptx", data, include_slide_notes=False):
         if e.text: by_slide.setdefault(e.metadata.page_number or 1, []).append(element_text(e))
     return "\n\n".join(f"--- Slide {i} of {len(notes)} ---\n" + "\n".join(by_slide.get(i, []))
                        + (f"\nSpeaker notes: {notes[i - 1]}" if notes[i - 1] else "") for i in parse_range(slides, len(notes)))

@@ -4,15 +4,16 @@
 
 # %% ../../nbs/rag/38_cli.ipynb #aa1090b7
 from __future__ import annotations
-import argparse, json, os, sys
+import argparse, functools, json, logging, os, sys, traceback
 from pathlib import Path
 from typing import Optional, Sequence
-from ..core.settings import default_sessions, kb_url
+from ..core.settings import default_sessions, kb_url, redact
+from ..core.guards import printable
 from ..core.utils import run_sync
 
 # %% auto #0
 __all__ = ['parse_meta', 'parse_filters', 'cmd_ingest', 'cmd_rm', 'cmd_search', 'cmd_stats', 'cmd_rag_ask', 'cmd_serve',
-           'print_answer', 'cmd_ask', 'add_rag_parsers', 'rag_main']
+           'guarded', 'print_answer', 'cmd_ask', 'add_rag_parsers', 'rag_main']
 
 # %% ../../nbs/rag/38_cli.ipynb #9d6f10b8
 def _value(key:str, text:str):
@@ -64,16 +65,18 @@ def cmd_ingest(args:argparse.Namespace) -> int:
     from gaia_mas.rag.ingest import ingest
     meta = parse_meta(args.meta)
     with _open(args, create=True) as kb:
-        rep = ingest(kb, args.paths, meta, progress=not args.no_progress and sys.stderr.isatty())
-        for path, why in rep.skipped: print(f"gaia-mas: skipped {path}: {why}", file=sys.stderr)
-        print(json.dumps({**rep.__dict__, "kb": kb.url}) if args.json else rep.summary())
-    return 1 if rep.skipped and not (rep.added or rep.updated or rep.unchanged) else 0
+        rep = ingest(kb, args.paths, meta, progress=not args.no_progress and sys.stderr.isatty(),
+                     follow_links=getattr(args, "follow_links", False))
+        for path, why in rep.skipped: print(f"gaia-mas: skipped {printable(path)}: {printable(why)}", file=sys.stderr)
+        for path, why in rep.failed: print(f"gaia-mas: failed {printable(path)}: {printable(why)}", file=sys.stderr)
+        print(json.dumps({**rep.__dict__, "kb": redact(kb.url)}) if args.json else rep.summary())
+    return 1 if rep.failed or rep.skipped and not (rep.added or rep.updated or rep.unchanged) else 0
 
 def cmd_rm(args:argparse.Namespace) -> int:
     "gaia-mas rag rm: remove sources (a file, or every file under a folder)."
     with _open(args) as kb:
         gone = [s for p in args.paths for s in kb.remove(str(Path(p).resolve()))]
-    for s in gone: print(f"removed {s}")
+    for s in gone: print(f"removed {printable(s)}")
     if not gone: print(f"gaia-mas: nothing to remove: no source is or is under {', '.join(args.paths)}", file=sys.stderr)
     return 0 if gone else 1
 
@@ -88,18 +91,20 @@ def cmd_search(args:argparse.Namespace) -> int:
     for w in hits.warnings: print(f"gaia-mas: {w}", file=sys.stderr)
     for i, h in enumerate(hits, 1):
         if args.json: print(json.dumps(h.to_dict(), ensure_ascii=False))
-        else: print(f"[{i}] {h.citation}  (score {h.score:.3f})\n    " + " ".join(h.text.split())[:args.width] + "\n")
+        else: print(f"[{i}] {printable(h.citation)}  (score {h.score:.3f})\n    "
+                    + printable(" ".join(h.text.split())[:args.width]) + "\n")
     return 0 if hits else 1
 
 def cmd_stats(args:argparse.Namespace) -> int:
     "gaia-mas rag stats: documents, chunks, index size and the embedding model."
     with _open(args) as kb: s = kb.stats()
+    s = {**s, "url": redact(s["url"])}
     if args.json: print(json.dumps(s)); return 0
     sem = "on" if s["vectors"] and s["embedder_available"] else "off"
     print(f"knowledge base  {s['url']} ({s['backend']})\ndocuments       {s['documents']}\nchunks          {s['chunks']}\n"
           f"vectors         {s['vectors']}\nembedding model {s['embedding_model'] or 'none'} (semantic search {sem})\n"
           f"size            {s['size_bytes'] / 2**20:.1f} MiB ({', '.join(f'{k} {v / 2**20:.2f}' for k, v in s['index_bytes'].items())})\n"
-          f"fields          {', '.join(s['fields'])}")
+          f"fields          {printable(', '.join(s['fields']))}")
     return 0
 
 def cmd_rag_ask(args:argparse.Namespace) -> int:
@@ -111,6 +116,49 @@ def cmd_serve(args:argparse.Namespace) -> int:
     "gaia-mas serve: the RAG HTTP service (gaia_mas.rag.service)."
     from gaia_mas.rag.service import cmd_serve as serve
     return serve(args)
+
+# %% ../../nbs/rag/38_cli.ipynb #bdde2462
+def _failure(e:BaseException) -> tuple[int, str]:
+    "The exit code (2 bad input, 1 failed job) and the one line a failure prints: the problem and the fix."
+    msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    low = msg.lower()
+    if "database is locked" in low or "database is busy" in low:
+        return 1, "the knowledge base is locked by another process (an ingest or rm writing it): run again when it ends"
+    if "file is not a database" in low or "malformed" in low:
+        return 2, f"the --kb file is not a usable knowledge base ({msg}): give one built by `gaia-mas rag ingest`, " \
+                  "or a new file"
+    if isinstance(e, IsADirectoryError) or "unable to open database" in low:
+        return 2, f"cannot open the knowledge base ({msg}): give a file path, e.g. --kb sqlite:///path/kb.sqlite, " \
+                  "in a folder you can write"
+    if isinstance(e, OSError) and not isinstance(e, (PermissionError, FileNotFoundError)) and e.filename:
+        return 2, f"cannot use {e.filename}: {e.strerror}: give a --kb path in a folder you can write"
+    if isinstance(e, PermissionError) or "readonly database" in low:
+        return 2, f"no permission to use the knowledge base ({msg}): choose a --kb you can write, or fix permissions"
+    if "no such table" in low: return 1, f"the knowledge base is damaged ({msg}): ingest into a new --kb file"
+    if isinstance(e, (ValueError, LookupError, FileNotFoundError, NotADirectoryError, ImportError)): return 2, msg
+    if type(e).__name__ == "OperationalError" and "connect" in low:
+        return 2, f"cannot connect to the knowledge base ({msg}): check the --kb URL and that its server runs"
+    return 1, f"failed: {type(e).__name__}: {msg} (run again with -v for the details)"
+
+def _log_to_console(verbose:bool) -> None:
+    "gaia_mas's own log records on stderr, INFO and up, when -v is given."
+    if not verbose or logging.getLogger("gaia_mas").handlers: return
+    h = logging.StreamHandler(sys.stderr); h.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logging.getLogger("gaia_mas").addHandler(h); logging.getLogger("gaia_mas").setLevel(logging.INFO)
+
+def guarded(fn):
+    "A command whose failures print one line (a traceback only with -v), passwords masked, control characters escaped."
+    @functools.wraps(fn)
+    def run(args:argparse.Namespace) -> int:
+        _log_to_console(getattr(args, "verbose", False))
+        try: return fn(args)
+        except KeyboardInterrupt: raise
+        except Exception as e:
+            if getattr(args, "verbose", False): traceback.print_exc()
+            code, msg = _failure(e)
+            print(f"gaia-mas: {printable(redact(msg))}", file=sys.stderr); return code
+    return run
+
 
 # %% ../../nbs/rag/38_cli.ipynb #6a02eeea
 async def _ask_once(args, opts:dict) -> dict:
@@ -124,7 +172,8 @@ async def _ask_once(args, opts:dict) -> dict:
 def print_answer(r:dict) -> None:
     "An answer, its sources and how it was made, for people."
     print(r["answer"])
-    if r.get("citations"): print("\nSources:\n" + "\n".join(f"  [{i}] {c}" for i, c in enumerate(r["citations"], 1)))
+    if r.get("citations"):
+        print("\nSources:\n" + "\n".join(f"  [{i}] {printable(c)}" for i, c in enumerate(r["citations"], 1)))
     md = r["metadata"]; how = r["pattern"] + (f" ({r['pattern_selection_reasoning']})" if r.get("pattern_selection_reasoning") else "")
     print(f"\n{how}, {md['total_time']:.2f}s" + (f"; cut short: {', '.join(md['cut_short'])}" if md.get("cut_short") else ""))
 
@@ -134,7 +183,7 @@ def cmd_ask(args) -> int:
     from gaia_mas.core.llm import MissingAPIKeyError
     try: r = run_sync(_ask_once(args, dict(vars(args))))
     except (ValueError, MissingAPIKeyError, FileNotFoundError, ImportError, OSError) as e:
-        print(f"gaia-mas rag ask: {e}", file=sys.stderr); return 2
+        print(f"gaia-mas rag ask: {printable(redact(e))}", file=sys.stderr); return 2
     if getattr(args, "json", False): print(json.dumps(r, indent=2, ensure_ascii=False))
     else: print_answer(r)
     return 1 if r["metadata"].get("error") else 0
@@ -153,22 +202,28 @@ def add_rag_parsers(sub) -> None:
     i.add_argument("paths", nargs="+", metavar="PATH"); _kb_option(i)
     i.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE", help="a tag for every chunk, e.g. --meta team=payments (repeatable)")
     i.add_argument("--no-progress", action="store_true", help="no progress bar"); i.add_argument("--json", action="store_true", help="print the report as JSON")
-    i.set_defaults(func=cmd_ingest)
-    r = rag.add_parser("rm", help="remove a source, or every source under a folder"); r.add_argument("paths", nargs="+", metavar="PATH"); _kb_option(r); r.set_defaults(func=cmd_rm)
+    i.add_argument("--follow-links", action="store_true", help="also ingest links leading out of the folders")
+    i.set_defaults(func=guarded(cmd_ingest))
+    r = rag.add_parser("rm", help="remove a source, or every source under a folder"); r.add_argument("paths", nargs="+", metavar="PATH"); _kb_option(r); r.set_defaults(func=guarded(cmd_rm))
     s = rag.add_parser("search", help="ranked passages with citations"); s.add_argument("query"); _kb_option(s)
     s.add_argument("--mode", choices=["keyword", "semantic", "hybrid"], default="hybrid", help="default hybrid")
     s.add_argument("--filter", action="append", default=[], metavar="EXPR", help="key=value, key=a,b, key>=v, key<=v, key^=prefix (repeatable)")
     s.add_argument("--k", type=int, default=5, help="how many passages (default 5)"); s.add_argument("--width", type=int, default=300, help="characters of each passage shown")
-    s.add_argument("--json", action="store_true", help="one JSON object per hit: source, score, citation, text, metadata"); s.set_defaults(func=cmd_search)
+    s.add_argument("--json", action="store_true", help="one JSON object per hit: source, score, citation, text, metadata"); s.set_defaults(func=guarded(cmd_search))
     t = rag.add_parser("stats", help="documents, chunks, index size and embedding model"); _kb_option(t)
-    t.add_argument("--json", action="store_true"); t.set_defaults(func=cmd_stats)
+    t.add_argument("--json", action="store_true"); t.set_defaults(func=guarded(cmd_stats))
+    for q in (i, r, s, t):
+        q.add_argument("-v", "--verbose", action="store_true", help="tracebacks, and gaia_mas's logs")
     a = rag.add_parser("ask", help="answer a question from the knowledge base with a multi-agent workflow"); a.add_argument("question")
     a.add_argument("--pattern", choices=["sequential", "parallel", "supervisor", "auto"], default="auto")
     a.add_argument("--session-id", help="continue a conversation"); _kb_option(a); a.add_argument("--json", action="store_true")
-    add_model_options(a); a.set_defaults(func=cmd_rag_ask)
+    add_model_options(a); a.set_defaults(func=guarded(cmd_rag_ask))
     v = sub.add_parser("serve", help="the RAG HTTP API")
     v.add_argument("--host", default="127.0.0.1"); v.add_argument("--port", type=int, default=8000); _kb_option(v)
-    v.add_argument("--workers", type=int, default=1); v.add_argument("--api-key", default=os.environ.get("GAIA_MAS_API_KEY"), help="required API key (default $GAIA_MAS_API_KEY)")
+    v.add_argument("--workers", type=int, default=1); v.add_argument("--api-key", default=os.environ.get("GAIA_MAS_API_KEY"),
+                   help="required API key (default $GAIA_MAS_API_KEY; given here it shows in `ps`: "
+                        "prefer the variable or --api-key-file)")
+    v.add_argument("--api-key-file", type=Path, help="a file holding the required API key")
     v.add_argument("--sessions", help="checkpointer URL for conversations (default: the KB's Postgres, else a SQLite file beside the KB)")
     add_model_options(v); v.set_defaults(func=cmd_serve)
 

@@ -8,15 +8,16 @@ import hashlib, json, logging, os, sys, time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 from .kb import KnowledgeBase, citation_for, open_kb, HashEmbeddings
 from ..core.settings import cache_dir
+from ..core.guards import Budget, Isolated, UnsafeDocument, cap_metadata, check_file, load_front_matter
 
 # %% auto #0
-__all__ = ['log', 'TEXT_TYPES', 'SUPPORTED', 'LIST_FIELDS', 'READERS', 'CHUNK_SIZE', 'CHUNK_OVERLAP', 'CHUNKER', 'Section',
-           'meta_value', 'read_markdown', 'read_html', 'read_pdf', 'read_docx', 'read_other', 'read_sections',
-           'sample_dir', 'chunk_document', 'embed_text', 'IngestReport', 'iter_files', 'backfill_vectors', 'ingest',
-           'sample_kb']
+__all__ = ['log', 'TEXT_TYPES', 'SUPPORTED', 'LIST_FIELDS', 'READERS', 'CHUNK_SIZE', 'CHUNK_OVERLAP', 'CHUNKER', 'SYSTEM_FIELDS',
+           'Section', 'meta_value', 'read_markdown', 'read_html', 'read_pdf', 'read_docx', 'read_other',
+           'read_sections', 'sample_dir', 'user_fields', 'chunk_document', 'embed_text', 'IngestReport', 'iter_files',
+           'backfill_vectors', 'ingest', 'sample_kb']
 
 # %% ../../nbs/rag/31_ingest.ipynb #05115eaf
 log = logging.getLogger(__name__)
@@ -59,13 +60,11 @@ def meta_value(key:str, # the field
 
 def read_markdown(path:Path) -> tuple[str, dict, list[Section]]:
     "Title, front-matter metadata and sections of a Markdown file."
-    import yaml
     from langchain_text_splitters import MarkdownHeaderTextSplitter
     from gaia_mas.core.readers import plain_text
     text, meta = plain_text(path), {}
     if text.startswith("---\n") and (end := text.find("\n---", 4)) > 0:
-        meta = yaml.safe_load(text[4:end]) or {}
-        if not isinstance(meta, dict): raise ValueError("the front matter is not a YAML mapping")
+        meta = load_front_matter(text[4:end])  # no aliases, size capped
         text = text[end + 4:]
     docs = MarkdownHeaderTextSplitter([("#", "h1"), ("##", "h2"), ("###", "h3")]).split_text(text)
     title = meta.pop("title", None) or next((d.metadata["h1"] for d in docs if d.metadata.get("h1")), path.stem)
@@ -117,12 +116,15 @@ def read_sections(path:str|Path) -> tuple[str, dict, list[Section]]:
     "Title, metadata (with the sidecar NAME.meta.json) and sections of any supported file."
     path = Path(path)
     if path.suffix.lower() not in SUPPORTED: raise ValueError(f"unsupported file type {path.suffix or '(none)'!r}")
+    check_file(path)  # an Office file's zip members, before any parser opens it
     title, meta, secs = READERS.get(path.suffix.lower(), read_other)(path)
     side = path.with_name(path.name + ".meta.json")
     if side.exists():
+        if side.stat().st_size > 64 * 1024:
+            raise UnsafeDocument(f"{side.name} is over 64 KB; a sidecar holds a few tags")
         extra = json.loads(side.read_text(encoding="utf-8"))
         if not isinstance(extra, dict): raise ValueError(f"{side.name} must hold a JSON object")
-        title = extra.pop("title", title); meta = {**meta, **extra}
+        meta = {**meta, **extra}  # its `title`, like any field the ingest owns, is kept as user.title
     return str(title), meta, secs
 
 # %% ../../nbs/rag/31_ingest.ipynb #acf9fd2d
@@ -135,12 +137,23 @@ def sample_dir() -> Path:
 
 # %% ../../nbs/rag/31_ingest.ipynb #88499257
 CHUNK_SIZE, CHUNK_OVERLAP = 1000, 120
-CHUNKER = f"v1-{CHUNK_SIZE}-{CHUNK_OVERLAP}"  # part of every document hash: changing the chunker re-ingests
+# part of every document hash: changing the chunker re-ingests (v2: provenance owned by the ingest)
+CHUNKER = f"v2-{CHUNK_SIZE}-{CHUNK_OVERLAP}"
+SYSTEM_FIELDS = frozenset({"source", "title", "page", "section", "filetype", "modified", "content_hash", "text_hash", "hash",
+                           "chunk_id", "id", "citation", "ord", "ingested"})
 
 def _json_safe(v):
     "Metadata values JSON can hold (dates as ISO strings)."
     if isinstance(v, (list, tuple)): return [_json_safe(x) for x in v]
     return v if isinstance(v, (str, int, float, bool)) or v is None else str(v)
+
+def user_fields(*metas:Optional[dict], # a document's own metadata, its sidecar's, the user's tags; later ones win
+               ) -> dict:
+    "A document's tags, capped in size; a field the ingest owns (source, title, page, hashes...) becomes `user.NAME`."
+    out = {}
+    for m in metas:
+        for k, v in cap_metadata(m or {}).items(): out[f"user.{k}" if k in SYSTEM_FIELDS else k] = _json_safe(v)
+    return out
 
 def chunk_document(path:str|Path, # the file
                    meta:Optional[dict]=None, # the user's tags, added to every chunk
@@ -152,9 +165,10 @@ def chunk_document(path:str|Path, # the file
     title, doc_meta, secs = read_sections(path)
     split = RecursiveCharacterTextSplitter(chunk_size=CHUNK_SIZE, chunk_overlap=CHUNK_OVERLAP)
     modified = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    user = {k: _json_safe(v) for k, v in {**doc_meta, **(meta or {})}.items()}
+    user = user_fields(doc_meta, meta)
     h = hashlib.sha256(data + json.dumps(user, sort_keys=True).encode() + CHUNKER.encode()).hexdigest()
-    base = {"source": str(path), "title": title, "filetype": path.suffix.lower().lstrip("."), "modified": modified, "content_hash": h, **user}
+    base = {**user, "source": str(path), "title": title, "filetype": path.suffix.lower().lstrip("."),
+            "modified": modified, "content_hash": h}
     chunks = []
     for s in secs:
         for piece in split.split_text(s.text):
@@ -169,6 +183,17 @@ def embed_text(ch:dict) -> str:
     m = ch["metadata"]
     return f"{m.get('title', '')} - {m.get('section', '')}\n{ch['text']}"
 
+# %% ../../nbs/rag/31_ingest.ipynb #434b1d02
+_WORKERS: dict = {}
+
+def _parser(budget:Optional[Budget]) -> Callable:
+    "`chunk_document` in a worker process under `budget` (one worker per budget, kept for later ingests); here if None."
+    from gaia_mas.rag import ingest as mod  # the worker finds the function by its module's name
+    if budget is None: return mod.chunk_document
+    if budget not in _WORKERS: _WORKERS[budget] = Isolated(budget, warm=("gaia_mas.rag.ingest",))
+    return lambda f, meta: _WORKERS[budget](mod.chunk_document, f, meta)
+
+
 # %% ../../nbs/rag/31_ingest.ipynb #1e03c3e1
 @dataclass
 class IngestReport:
@@ -176,24 +201,48 @@ class IngestReport:
     added: list = field(default_factory=list)
     updated: list = field(default_factory=list)
     unchanged: list = field(default_factory=list)
-    skipped: list = field(default_factory=list)  # (path, reason)
+    skipped: list = field(default_factory=list)  # (path, reason): files not ingested (unreadable, refused, unsupported)
+    failed: list = field(default_factory=list)  # (path, reason): files the knowledge base did not take (e.g. locked)
     chunks: int = 0
     seconds: float = 0.0
     semantic: bool = True
 
     def summary(self) -> str:
         "One line for people."
-        s = (f"{len(self.added)} added, {len(self.updated)} updated, {len(self.unchanged)} unchanged, {len(self.skipped)} skipped; "
+        s = (f"{len(self.added)} added, {len(self.updated)} updated, {len(self.unchanged)} unchanged, {len(self.skipped)} skipped"
+             f"{f', {len(self.failed)} failed' if self.failed else ''}; "
              f"{self.chunks} chunks written in {self.seconds:.1f}s")
         return s + ("" if self.semantic else "; semantic search is off (no embedding model: set OPENAI_API_KEY or GAIA_MAS_EMBEDDINGS=hash)")
 
-def iter_files(paths:Iterable[str|Path]) -> Iterable[tuple[Path, Optional[str]]]:
-    "(file, None) for every file under `paths`, or (path, reason) for a path that does not exist."
+def _entry(f:Path, root:Path, follow:bool) -> Optional[str]:
+    "Why a file found under `root` is not ingested (a link leaving it, a broken link, no permission), or None."
+    if not f.exists(): return f"a broken symbolic link (to {os.readlink(f)})"
+    if not follow and root not in f.resolve().parents:
+        return f"a symbolic link to {f.resolve()}, outside {root}: not followed (use --follow-links to ingest it)"
+    if not os.access(f, os.R_OK): return "cannot read this file: permission denied (check its permissions)"
+    return None
+
+def _walk(p:Path, follow:bool) -> Iterable[tuple[Path, Optional[str]]]:
+    "The files under folder `p`, and the reason for each entry that is not read: unreadable folders, links leaving `p`."
+    root, seen, errors = p.resolve(), set(), []
+    for d, dirs, names in os.walk(p, followlinks=follow, onerror=errors.append):
+        if os.path.realpath(d) in seen: dirs[:] = []; continue  # a link loop
+        seen.add(os.path.realpath(d))
+        for x in [x for x in dirs if not x.startswith(".") and os.path.islink(os.path.join(d, x))]:
+            why = _entry(Path(d, x), root, follow)
+            if why: yield Path(d, x), why.replace("this file", "this folder"); dirs.remove(x)
+        dirs[:] = sorted(x for x in dirs if not x.startswith("."))
+        for n in sorted(names):
+            if not n.startswith(".") and not n.endswith(".meta.json"):
+                yield Path(d, n), _entry(Path(d, n), root, follow)
+    for e in errors: yield Path(e.filename), f"cannot read this folder: {e.strerror} (check its permissions)"
+
+def iter_files(paths:Iterable[str|Path], # files and folders
+               follow_links:bool=False, # follow symbolic links that lead outside the folders given
+              ) -> Iterable[tuple[Path, Optional[str]]]:
+    "(file, None) for each file under `paths`, or (path, reason) for one not read: missing, unreadable, a link outside."
     for p in map(Path, paths):
-        if p.is_dir():
-            for f in sorted(p.rglob("*")):
-                rel = f.relative_to(p).parts
-                if f.is_file() and not any(x.startswith(".") for x in rel) and not f.name.endswith(".meta.json"): yield f, None
+        if p.is_dir(): yield from sorted(_walk(p, follow_links), key=lambda x: str(x[0]))
         elif p.is_file(): yield p, None
         else: yield p, "no such file or folder"
 
@@ -208,24 +257,29 @@ def ingest(kb:KnowledgeBase, # where to write
            paths:Sequence[str|Path], # files and folders
            meta:Optional[dict]=None, # tags for every chunk, e.g. {"team": "payments"}
            progress:bool=False, # show a progress bar (files, with the chunk count)
+           budget:Optional[Budget]=Budget(), # time and memory per file, parsed in a worker process; None parses here
+           follow_links:bool=False, # follow symbolic links that lead outside the folders given
           ) -> IngestReport:
     "Ingest files and folders; unchanged files are skipped, changed ones replaced, unreadable ones reported."
     from tqdm.auto import tqdm
     t0, rep = time.perf_counter(), IngestReport(semantic=kb.embeddings is not None)
-    files = list(iter_files(paths))
+    files, parse = list(iter_files(paths, follow_links)), _parser(budget)
     bar = tqdm(files, unit="file", disable=not progress, file=sys.stderr)
     for f, why in bar:
         if why: rep.skipped.append((str(f), why)); continue
         if f.suffix.lower() not in SUPPORTED: rep.skipped.append((str(f), f"unsupported file type {f.suffix or '(none)'!r}")); continue
+        try: doc, chunks = parse(f, meta)
+        except Exception as e:
+            log.info("skipped %s: %s", f, e)
+            rep.skipped.append((str(f), f"{type(e).__name__}: {str(e)[:200]}")); continue
         try:
-            doc, chunks = chunk_document(f, meta)
             old = kb.doc_hash(doc["source"])
             if old == doc["hash"]: rep.unchanged.append(doc["source"]); continue
             if not chunks: rep.skipped.append((str(f), "no text found")); continue
             kb.write_document(doc, chunks, kb.embed([embed_text(c) for c in chunks]))
-        except Exception as e:
-            log.info("skipped %s: %s", f, e)
-            rep.skipped.append((str(f), f"{type(e).__name__}: {str(e)[:200]}")); continue
+        except Exception as e:  # the document was fine; the knowledge base did not take it (locked, full, gone)
+            log.warning("failed to write %s: %s", f, e)
+            rep.failed.append((str(f), f"{type(e).__name__}: {str(e)[:200]}")); continue
         (rep.updated if old else rep.added).append(doc["source"]); rep.chunks += len(chunks)
         bar.set_postfix(chunks=rep.chunks, refresh=False)
     backfill_vectors(kb)

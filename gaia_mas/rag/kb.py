@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 from langchain_core.embeddings import Embeddings
+from ..core.guards import refuse_foreign_sqlite
+from ..core.settings import redact
 
 # %% auto #0
 __all__ = ['log', 'OPS', 'MODES', 'Hit', 'Hits', 'citation_for', 'HashEmbeddings', 'embedding_name', 'default_embeddings',
@@ -664,5 +666,7 @@ def open_kb(url:str|Path, # sqlite:///path/kb.sqlite, a bare file path, or postg
     url = str(url)
     if url.startswith(("postgresql://", "postgres://")): return PostgresKB(url, embeddings)
     if url.startswith("sqlite:///"): url = url[len("sqlite:///"):]
-    elif "://" in url: raise ValueError(f"unsupported knowledge base URL {url!r}: use sqlite:///path/kb.sqlite or postgresql://user@host:port/db")
+    elif "://" in url: raise ValueError(f"unsupported knowledge base URL {redact(url)!r}: "
+                                        "use sqlite:///path/kb.sqlite or postgresql://user@host:port/db")
+    refuse_foreign_sqlite(url)  # another application's database is refused before anything writes to it
     return SQLiteKB(url, embeddings, create=create)

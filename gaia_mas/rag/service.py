@@ -21,6 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 from ..core.settings import default_sessions, redact
 from .system import build_system, open_sessions, preflight
+from .limits import TurnQueue, add_limits, server_options
 
 # %% ../../nbs/rag/39_service.ipynb #c0d43a8b
 log = logging.getLogger(__name__)
@@ -139,8 +140,6 @@ def _add_error_handling(app:FastAPI, max_body:int):
     async def request_id(request:Request, call_next):
         given, t0 = request.headers.get("x-request-id", ""), time.monotonic()
         request.state.request_id = given if _RID_RE.fullmatch(given) else uuid.uuid4().hex[:16]
-        if not (request.headers.get("content-length") or "0").isdigit() or int(request.headers.get("content-length") or 0) > max_body:
-            return _error(request, 413, f"the request body is over {max_body} bytes")
         try:
             response = await call_next(request)
             log.info("%s %s %s %.3fs request_id=%s", request.method, request.url.path, response.status_code, time.monotonic() - t0, _rid(request))
@@ -163,22 +162,55 @@ def _add_error_handling(app:FastAPI, max_body:int):
         return JSONResponse({"error": str(exc.detail), "request_id": _rid(request)}, exc.status_code,
                             headers={"X-Request-ID": _rid(request), **(exc.headers or {})})
 
+# %% ../../nbs/rag/39_service.ipynb #d65b1f9d
+async def _probe_kb(system:Any) -> Optional[str]:
+    "None if the system's knowledge base answers a read of its chunks, else what is wrong."
+    kb = getattr(system, "kb", None)
+    if kb is None or not hasattr(kb, "_rows"): return None
+    try: await asyncio.to_thread(lambda: (kb.fields(), kb._rows([-1]))); return None
+    except Exception as e:
+        return f"the knowledge base is unavailable ({type(e).__name__}): check --kb, or rebuild it with `rag ingest`"
+
+async def _probe_sessions(system:Any) -> Optional[str]:
+    "None if the sessions store answers a read, else what is wrong."
+    saver = getattr(system, "checkpointer", None)
+    if saver is None or not hasattr(saver, "aget_tuple"): return None
+    try: await saver.aget_tuple({"configurable": {"thread_id": "__health__", "checkpoint_ns": ""}}); return None
+    except Exception as e: return f"the sessions store is unavailable ({type(e).__name__}): check --sessions"
+
+async def _require_stores(app:FastAPI, fresh:bool=False, ttl:float=2.0) -> None:
+    "503 naming the broken store; a good probe is reused for `ttl` seconds, so a turn rarely pays for it."
+    if not fresh and time.monotonic() - getattr(app.state, "stores_ok_at", -ttl) < ttl: return
+    problems = [p for p in (await _probe_kb(app.state.system), await _probe_sessions(app.state.system)) if p]
+    if problems: raise HTTPException(503, "; ".join(problems))
+    app.state.stores_ok_at = time.monotonic()
+
+
 # %% ../../nbs/rag/39_service.ipynb #5b6ba974
 async def _run(request:Request, question:str, session_id:str, pattern:str) -> dict:
-    "Ask the system, within the server's time limit."
+    "Ask the system, within the server's time limit, one turn per session at a time; 503 when a store is broken."
     app = request.app
-    async with asyncio.timeout(app.state.request_timeout):
-        return await app.state.system.aask(question, session_id, pattern)
+    await _require_stores(app)
+    try:
+        async with asyncio.timeout(app.state.request_timeout), app.state.turns.turn(session_id):
+            return await app.state.system.aask(question, session_id, pattern)
+    except (TimeoutError, HTTPException): raise
+    except Exception:
+        await _require_stores(app, fresh=True)  # a broken store is a 503, not an internal error
+        raise
 
 def _sse(event:str, data:Any) -> str: return f"event: {event}\ndata: {json.dumps(jsonable_encoder(data))}\n\n"
 
 async def _stream(request:Request, question:str, session_id:str, pattern:str, model:type[BaseModel]) -> AsyncIterator[str]:
     "One `node` event per finished node, then the `answer` event; an `error` event (with the request id) if it fails."
     try:
-        async with asyncio.timeout(request.app.state.request_timeout):
+        await _require_stores(request.app)
+        async with asyncio.timeout(request.app.state.request_timeout), request.app.state.turns.turn(session_id):
             async for ev in request.app.state.system.astream(question, session_id, pattern):
                 ev = dict(ev); kind = ev.pop("event", "node")
                 yield _sse("answer", _shape(ev, model)) if kind == "answer" else _sse(kind, ev)
+    except HTTPException as e:
+        yield _sse("error", {"error": e.detail, "status": e.status_code, "request_id": _rid(request)})
     except Exception as e:
         log.exception("stream %s failed (request id %s)", request.url.path, _rid(request))
         msg = "timed out" if isinstance(e, TimeoutError) else "internal error: the request failed; quote the request id when reporting it"
@@ -241,8 +273,10 @@ def _add_health(app:FastAPI, health:Optional[Callable]):
         except Exception as e:
             log.warning("health check: knowledge base unreachable: %s", type(e).__name__)
             kb = {"reachable": False, "error": type(e).__name__}
-        body = {"status": "ok" if kb.get("reachable") is not False else "degraded", "kb": kb,
-                "provider": getattr(system, "provider", None), "sessions": request.app.state.sessions_kind}
+        problems = [p for p in (await _probe_kb(system), await _probe_sessions(system)) if p]
+        if kb.get("reachable") is False and not problems: problems = ["the knowledge base is unavailable: check --kb"]
+        body = {"status": "degraded" if problems else "ok", "kb": kb, "provider": getattr(system, "provider", None),
+                "sessions": request.app.state.sessions_kind, **({"error": "; ".join(problems)} if problems else {})}
         return JSONResponse(body, status_code=200 if body["status"] == "ok" else 503)
 
 # %% ../../nbs/rag/39_service.ipynb #dddf39de
@@ -256,6 +290,7 @@ def create_app(system:Any, # a RagSystem, or a callable `checkpointer -> RagSyst
                health:Optional[Callable]=None, # `system -> dict` for /health (default: `system.kb.stats()`)
                request_timeout:float=180, # seconds before a request gives up (the workflows' own limits are shorter)
                max_body:int=MAX_BODY, # bytes in a request body
+               limits:Any=None, # per-route body limits, see `gaia_mas.rag.limits.body_limit` (uploads bound their own)
               ) -> FastAPI:
     "The HTTP service around a RAG system."
     @contextlib.asynccontextmanager
@@ -268,11 +303,12 @@ def create_app(system:Any, # a RagSystem, or a callable `checkpointer -> RagSyst
     app = FastAPI(title="gaia_mas RAG service", version="1.0", lifespan=lifespan,
                   description="Sequential, parallel and supervisor multi-agent workflows over a knowledge base.")
     app.state.request_timeout, app.state.sessions_kind = request_timeout, _sessions_kind(sessions)
+    app.state.turns = TurnQueue()  # one turn at a time per session, in arrival order
     if hasattr(system, "aask"): app.state.system = system  # ready now: in-process clients need no lifespan
     _add_error_handling(app, max_body)
     _add_chat_routes(app, _api_key_check(api_key))
     _add_health(app, health)
-    return app
+    return add_limits(app, max_body, limits)  # outermost: bodies are bounded before routing and authentication
 
 # %% ../../nbs/rag/39_service.ipynb #22706daf
 SERVE_ENV = "GAIA_MAS_SERVE"  # the settings a `serve` process hands to its uvicorn workers
@@ -289,6 +325,15 @@ def app_from_env() -> FastAPI:
                       sessions=settings.get("sessions"))
 
 # %% ../../nbs/rag/39_service.ipynb #5579b2b3
+def _log_config(verbose:bool) -> dict:
+    "uvicorn's logging configuration, with gaia_mas's own records on the console too (INFO and up with -v)."
+    import copy
+    from uvicorn.config import LOGGING_CONFIG
+    cfg = copy.deepcopy(LOGGING_CONFIG)
+    cfg["loggers"]["gaia_mas"] = {"handlers": ["default"], "level": "INFO" if verbose else "WARNING",
+                                  "propagate": False}
+    return cfg
+
 def cmd_serve(args:Any) -> int:
     "`gaia-mas serve`: run the service on uvicorn until interrupted; 2 if it cannot start."
     import sys, uvicorn
@@ -297,9 +342,19 @@ def cmd_serve(args:Any) -> int:
     if problem := preflight(settings):
         print(f"gaia-mas serve: {problem}", file=sys.stderr); return 2
     os.environ[SERVE_ENV] = json.dumps(settings)
-    if getattr(args, "api_key", None): os.environ["GAIA_MAS_API_KEY"] = args.api_key
+    if getattr(args, "api_key_file", None):
+        try: args.api_key = Path(args.api_key_file).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeError) as e:
+            print(f"gaia-mas serve: cannot read --api-key-file: {e}", file=sys.stderr); return 2
+    key = getattr(args, "api_key", None)
+    if key and key != os.environ.get("GAIA_MAS_API_KEY") and not getattr(args, "api_key_file", None):
+        print("gaia-mas serve: warning: a key given with --api-key shows in `ps`; "
+              "use $GAIA_MAS_API_KEY or --api-key-file", file=sys.stderr)
+    if key: os.environ["GAIA_MAS_API_KEY"] = key
     host, port, workers = getattr(args, "host", "127.0.0.1"), getattr(args, "port", 8000), getattr(args, "workers", 1) or 1
     print(f"gaia-mas serve: http://{host}:{port}/docs (sessions: {_sessions_kind(settings['sessions'])}, workers: {workers})", flush=True)
+    verbose = bool(getattr(args, "verbose", 0))
     uvicorn.run("gaia_mas.rag.service:app_from_env", factory=True, host=host, port=port, workers=workers,
-                limit_concurrency=MAX_CONCURRENCY, timeout_graceful_shutdown=30, log_level="debug" if getattr(args, "verbose", 0) else "info")
+                limit_concurrency=MAX_CONCURRENCY, timeout_graceful_shutdown=30,
+                log_level="debug" if verbose else "info", log_config=_log_config(verbose), **server_options())
     return 0
