@@ -156,6 +156,7 @@ def build_report(records:list[dict], # result records, from `read_results`
     by_task, golds = runs_by_task(records), golds_of(records, tasks)
     k = max((max(runs) + 1 for runs in by_task.values()), default=1)
     qs = [question_row(t, runs, golds.get(t, {}), k) for t, runs in by_task.items()]
+    if tasks: order = {t["task_id"]: i for i, t in enumerate(tasks)}; qs.sort(key=lambda q: order.get(q["task_id"], len(order)))
     rows, scored = [r for q in qs for r in q["runs"]], [q for q in qs if q["gold"] is not None]
     levels = sorted({str(q["level"]) for q in scored}, key=lambda l: (l == "None", l))
     n_in, n_out = sum(r["input_tokens"] for r in rows), sum(r["output_tokens"] for r in rows)

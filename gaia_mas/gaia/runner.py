@@ -5,7 +5,7 @@
 # %% ../../nbs/gaia/26_runner.ipynb #79fe44f7
 from __future__ import annotations
 import contextlib, contextvars, hashlib, json, logging, os, sqlite3, sys, threading, time
-from concurrent.futures import ThreadPoolExecutor, as_completed, wait
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, as_completed, wait
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -19,7 +19,7 @@ from ..core.schema import AgentConfig
 from .tasks import ResultWriter, is_failed
 from ..core.testing import ScriptedChatModel
 from .scripted import happy_path_responder, noisy_responder
-from .votes import decided, plurality, summed_cost, vote_key, vote_summary
+from .votes import decided, plurality, runs_to_decide, summed_cost, vote_key, vote_summary
 from ..core.utils import deadline_scope, time_left
 from ..core.llm import make_rate_limiter
 
@@ -380,16 +380,24 @@ def run_votes(app, # a compiled graph
               budget:Optional[float]=None, # the question's time budget, for messages
              ) -> tuple[dict, dict]:
     "The winning run's state, and the question's status, summed cost, path and `votes`."
-    stop, repeat, done = threading.Event(), task.get("repeat") or 0, []
+    stop, repeat, done, running = threading.Event(), task.get("repeat") or 0, [], {}
     handlers = [*callbacks, *([Stop(stop)] if early_stop else [])]
     pool = ThreadPoolExecutor(n, thread_name_prefix="gaia-vote")
-    futures = {pool.submit(contextvars.copy_context().run, _run_once, app, task, thread_id_for(task["task_id"], key, repeat, v),
-                           handlers, durability, budget): v for v in range(n)}
+    def top_up():
+        "Start runs until as many are running as could decide the vote (all of them without early stopping)."
+        want = runs_to_decide([r["answer"] for _, r in done], n - len(done)) if early_stop else n
+        while len(done) + len(running) < n and len(running) < want and not stop.is_set():
+            v = len(done) + len(running)
+            running[pool.submit(contextvars.copy_context().run, _run_once, app, task,
+                                thread_id_for(task["task_id"], key, repeat, v), handlers, durability, budget)] = v
     try:
-        for f in as_completed(futures):
-            state, run = f.result()
-            done.append((state, {"vote": futures[f], "answer": _answer(task, state, run["status"]), **run}))
-            if early_stop and not stop.is_set() and decided([r["answer"] for _, r in done], n - len(done)): stop.set()
+        top_up()
+        while running:
+            for f in wait(running, return_when=FIRST_COMPLETED).done:
+                state, run = f.result()
+                done.append((state, {"vote": running.pop(f), "answer": _answer(task, state, run["status"]), **run}))
+            if early_stop and decided([r["answer"] for _, r in done], n - len(done)): stop.set()
+            top_up()
     finally: pool.shutdown(wait=False, cancel_futures=True)
     runs, winner = [r for _, r in done], plurality(r["answer"] for _, r in done)
     state, best = next(((s, r) for s, r in done if winner and vote_key(r["answer"]) == vote_key(winner)), ({}, runs[0]))
@@ -398,7 +406,7 @@ def run_votes(app, # a compiled graph
     return state, {"status": status, "error": error, **summed_cost(runs),
                    "resume": next((m for m in ("unfinished", "finished") if m in modes), "new"),
                    "thread_id": best["thread_id"], "path": best["path"],
-                   "votes": vote_summary([{k: v for k, v in r.items() if k != "error" or v} for r in runs], n, stop.is_set())}
+                   "votes": vote_summary([{k: v for k, v in r.items() if k != "error" or v} for r in runs], n, len(runs) < n or any(r["status"] == "stopped" for r in runs))}
 
 # %% ../../nbs/gaia/26_runner.ipynb #e15d7261
 def _done_threads(record:dict, # a record just written

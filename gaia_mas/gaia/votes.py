@@ -9,7 +9,7 @@ from typing import Any, Iterable, Optional
 from .scoring import normalize_number_str, normalize_str, split_string
 
 # %% auto #0
-__all__ = ['RUN_COST', 'vote_key', 'tally', 'plurality', 'decided', 'vote_summary', 'summed_cost']
+__all__ = ['RUN_COST', 'vote_key', 'tally', 'plurality', 'decided', 'runs_to_decide', 'vote_summary', 'summed_cost']
 
 # %% ../../nbs/gaia/25b_votes.ipynb #1e7af72b
 def _element_key(e:str) -> Any:
@@ -52,6 +52,17 @@ def decided(answers:Iterable[Any], # the answers of the runs finished so far, in
     if not (t := tally(answers)): return False
     second = t[1]["count"] if len(t) > 1 else 0
     return t[0]["count"] > second + remaining
+
+# %% ../../nbs/gaia/25b_votes.ipynb #f5fdcbac
+def runs_to_decide(answers:Iterable[Any], # the answers of the runs finished so far, in order
+                   remaining:int, # runs not finished yet (running or not started)
+                  ) -> int:
+    "The fewest further runs that could decide the vote, if all of them agreed with the leader."
+    answers = list(answers)
+    if decided(answers, remaining): return 0
+    t = tally(answers)
+    lead, second = (t[0]["count"] if t else 0), (t[1]["count"] if len(t) > 1 else 0)
+    return min(remaining, (second + remaining - lead) // 2 + 1)
 
 # %% ../../nbs/gaia/25b_votes.ipynb #1de1c675
 RUN_COST = ("llm_calls", "input_tokens", "output_tokens")
