@@ -98,7 +98,8 @@ def run_row(record:Optional[dict], # the run's record, or None
     row = {"repeat": repeat, "answer": r.get("model_answer", ""), "correct": None if gold is None else fail is None,
            "failure": fail, "status": r.get("status", "ok") if record else "missing", "error": r.get("error"),
            "input_tokens": r.get("input_tokens") or 0, "output_tokens": r.get("output_tokens") or 0,
-           "llm_calls": r.get("llm_calls") or 0, "time_s": r.get("wall_time_s"), "model": r.get("model"), "path": _path(r)}
+           "llm_calls": r.get("llm_calls") or 0, "time_s": r.get("wall_time_s"), "model": r.get("model"), "path": _path(r),
+           "thread_id": r.get("thread_id")}
     if r.get("votes"): row["votes"] = r["votes"].get("answers", [])
     return row
 

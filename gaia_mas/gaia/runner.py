@@ -143,7 +143,7 @@ def component_of(metadata:dict) -> str:
 
 class StepLogger(BaseCallbackHandler):
     "Logs one structured line per graph step: task, component, step, duration and outcome."
-    def __init__(self, task_id:str): self.task_id, self._open = task_id, {}
+    def __init__(self, task_id:str, thread_id:Optional[str]=None): self.task_id, self.thread_id, self._open = task_id, thread_id, {}
 
     def on_chain_start(self, serialized, inputs, *, run_id, tags=None, metadata=None, **kw):
         if any(t.startswith("graph:step:") for t in tags or ()): self._open[run_id] = (time.perf_counter(), metadata or {})
@@ -155,6 +155,7 @@ class StepLogger(BaseCallbackHandler):
         t0, md = opened
         f = {"event": "step", "task_id": self.task_id, "component": component_of(md), "step": md.get("langgraph_step"),
              "duration_s": round(time.perf_counter() - t0, 4), "status": "error" if error else "ok"}
+        if self.thread_id: f["thread_id"] = self.thread_id   # tells a task's repeats and votes apart
         if isinstance(outputs, dict) and outputs.get("current_step"): f["current_step"] = outputs["current_step"]
         if error is not None: f["error"] = f"{type(error).__name__}: {error}"
         step_log.info("%s (step %s) took %.3f s", f["component"], f["step"], f["duration_s"], extra=f)
@@ -331,7 +332,7 @@ def _attempt(app, task:dict, config:dict, threads:Optional[_Threads]=None, budge
 def _run_once(app, task:dict, tid:str, callbacks:Sequence, durability:str, budget:Optional[float]) -> tuple[dict, dict]:
     "One run of a task on thread `tid`: its final state, and its status, error, cost, resume mode, thread and path."
     cost, path, threads, t0 = CostTracker(), PathTracker(), _Threads(), time.perf_counter()
-    config = {"configurable": {"thread_id": tid}, "callbacks": [cost, path, StepLogger(task["task_id"]), threads, *callbacks]}
+    config = {"configurable": {"thread_id": tid}, "callbacks": [cost, path, StepLogger(task["task_id"], tid), threads, *callbacks]}
     state, mode, status, error = _attempt(app, task, config, threads, budget, durability)
     return state, {"status": status, "error": error, **cost.totals(), "wall_time_s": round(time.perf_counter() - t0, 3),
                    "resume": mode, "thread_id": tid, "path": path.summary()}
