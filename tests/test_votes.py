@@ -99,3 +99,13 @@ def test_retry_failed_per_task_and_repeat(tmp_path, dry):
     assert r.returncode == 0 and "4 answers: 3 already answered" in r.stderr, r.stderr
     recs = records(out)
     assert len(recs) == 4 and [(x["task_id"], x["repeat"], x["status"]) for x in recs[3:]] == [("t00", 1, "ok")]
+
+
+def test_votes_share_one_time_budget(tmp_path, dry):
+    "--timeout covers all of a question's votes together: runs too slow for it are all recorded as timed out."
+    write_tasks(tmp_path/"tasks.jsonl", 1)
+    r = gaia("run", tmp_path/"tasks.jsonl", "--out", tmp_path/"out.jsonl", "--votes", "3", "--timeout", "0.3", "--latency", "0.3",
+             "--no-progress", *dry)
+    assert r.returncode == 1, r.stderr
+    (rec,) = records(tmp_path/"out.jsonl")
+    assert rec["status"] == "timeout" and [x["status"] for x in rec["votes"]["runs"]] == ["timeout"] * 3 and rec["model_answer"] == ""
