@@ -203,7 +203,8 @@ def format_report(report:dict, # from `build_report`
              + f" over {a['n']} questions with a gold answer"] + [f"  Level {l}: {_pct(a['accuracy'])}  [{_pct(a['min'])} – {_pct(a['max'])}]  n={a['n']}" for l, a in report["by_level"].items()]
     if k > 1: lines.append(f"pass@{k}: {_pct(report['pass_at_k'])}   pass^{k}: {_pct(report['pass_all_k'])}   "
                            f"agreement across repeats: {_pct(run_agreement(report))}")
-    lines += [f"Tokens: {t['input']:,} in + {t['output']:,} out = {t['total']:,}   Cost: {_usd(report['cost_usd'])}",
+    calls = sum(r["llm_calls"] for q in report["questions"] for r in q["runs"])
+    lines += [f"LLM calls: {calls:,}   Tokens: {t['input']:,} in + {t['output']:,} out = {t['total']:,}   Cost: {_usd(report['cost_usd'])}",
               f"Time per run: p50 {_secs(report['time']['p50'])}, p95 {_secs(report['time']['p95'])}",
               "Failures: " + ", ".join(f"{n.replace('_', ' ')} {c}" for n, c in f.items())]
     return "\n".join(lines + ([] if brief else ["Questions:"] + _question_lines(report)))
