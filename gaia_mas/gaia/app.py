@@ -419,8 +419,10 @@ def show_report(*results:str|Path, # results files; the first is the baseline of
     from gaia_mas.gaia.report import build_report, report_html
     from gaia_mas.gaia.tasks import read_results
     tasks = load_tasks(gold) if gold else None
-    page = report_html([build_report(read_results(r, repair=False), tasks) for r in results], [Path(r).stem for r in results])
-    return HTML(f'<iframe srcdoc="{html.escape(page)}" style="width:100%;height:{height}px;border:1px solid #ddd"></iframe>')
+    reports = [build_report(read_results(r, repair=False), tasks) for r in results]
+    page = report_html(reports, [Path(r).stem for r in results])
+    style = f"width:100%;height:{height}px;border:1px solid #ddd"
+    return HTML(f'<iframe srcdoc="{html.escape(page)}" style="{style}"></iframe>')
 
 # %% ../../nbs/gaia/29_app.ipynb #3baf7b41
 def _steps(log_file:Optional[str|Path], task_id:str, thread_id:Optional[str]) -> list[str]:
@@ -446,7 +448,8 @@ def question_trace(results:str|Path, # a results file
         mark = {True: "right", False: "wrong", None: "not judged"}[r["correct"]]
         lines += [f"  repeat {r['repeat']}: {r['answer'] or r['failure']!r} ({mark}); {r['llm_calls']} calls, "
                   f"{r['input_tokens']}/{r['output_tokens']} tokens, {r['time_s']} s",
-                  f"    path: {' -> '.join(r['path']['agents']) or 'not recorded'}; {r['path']['critic_rejections']} critic "
+                  f"    path: {' -> '.join(r['path']['agents']) or 'not recorded'}; "
+                  f"{r['path']['critic_rejections']} critic "
                   f"rejections, {r['path']['tool_calls']} tool calls"]
         if r.get("votes"): lines.append("    votes: " + ", ".join(f"{v['answer']} x{v['count']}" for v in r["votes"]))
         if steps := _steps(log_file, task_id, r["thread_id"]): lines += ["    steps in the log:", *steps]

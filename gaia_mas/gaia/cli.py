@@ -44,7 +44,8 @@ def session(args:argparse.Namespace, # parsed options, see `add_model_options`
             llm_factory(configs["planner"])   # a missing key stops here, before a browser starts
             stack.enter_context(auto_browser())
         app, tracer = build_app(configs, args.provider, saver, args.trace, args.llm_timeout, args.max_retries,
-                                args.rps, args.latency, args.dry_answer, getattr(args, "dry_wrong", 0.0), getattr(args, "seed", 0))
+                                args.rps, args.latency, args.dry_answer, getattr(args, "dry_wrong", 0.0),
+                                getattr(args, "seed", 0))
         try: yield app, tracer
         finally:
             if tracer is not None: tracer.flush()
@@ -79,7 +80,7 @@ def _missing_files(tasks:list[dict]) -> None:
     if missing: print(f"gaia-mas: warning: {len(missing)} attachments are missing, e.g. {missing[0]['file']}", file=sys.stderr)
 
 def _summary(out:Path, tasks:list[dict], log_file:Path, repeats:int=1) -> str:
-    "What the run leaves: answered, failed, accuracy if known (per repeat, see `gaia.report`), and where results and logs are."
+    "What the run leaves: answered, failed, accuracy if known (over repeats, see `gaia.report`), results and logs."
     from gaia_mas.gaia.report import build_report, format_report
     from gaia_mas.gaia.scoring import format_score, score_results
     from gaia_mas.gaia.tasks import is_failed, read_results
@@ -87,7 +88,8 @@ def _summary(out:Path, tasks:list[dict], log_file:Path, repeats:int=1) -> str:
     mine = [latest[t["task_id"], k] for k in range(repeats) for t in tasks if (t["task_id"], k) in latest]
     what = "tasks" if repeats == 1 else f"answers ({len(tasks)} tasks x {repeats} repeats)"
     lines = [f"{len(mine)}/{len(tasks) * repeats} {what} answered, {sum(map(is_failed, mine))} failed: {out}"]
-    if any(t["gold"] for t in tasks) and repeats == 1: lines.append(format_score(score_results(mine, tasks)).splitlines()[0])
+    if any(t["gold"] for t in tasks) and repeats == 1:
+        lines.append(format_score(score_results(mine, tasks)).splitlines()[0])
     elif any(t["gold"] for t in tasks): lines.append(format_report(build_report(mine, tasks), brief=True))
     return "\n".join(lines + [f"Log: {log_file}"])
 
@@ -106,11 +108,13 @@ def cmd_run(args:argparse.Namespace) -> int:
             records = kept; relock.enter_context(exclusive(out))  # the file was replaced: lock the new one too
         todo = pending_tasks(tasks, records, args.repeats)
         n = len(tasks) * args.repeats
-        print(f"{n} {'answers' if args.repeats > 1 else 'tasks'}: {n - len(todo)} already answered in {out}, {len(todo)} to run", file=sys.stderr)
+        print(f"{n} {'answers' if args.repeats > 1 else 'tasks'}: {n - len(todo)} already answered in {out}, "
+              f"{len(todo)} to run", file=sys.stderr)
         with session(args, log_file) as (app, tracer):
             bar = Progress(len(todo), {t["task_id"]: t["gold"] for t in tasks if t["gold"]}, enabled=not args.no_progress)
             extra = {"model": "scripted" if args.provider == "scripted" else args.model}
-            try: run_batch(app, todo, ResultWriter(out), args.concurrency, args.timeout, run_key(out), [tracer] if tracer else [], bar,
+            try: run_batch(app, todo, ResultWriter(out), args.concurrency, args.timeout, run_key(out),
+                           [tracer] if tracer else [], bar,
                            votes=args.votes, early_stop=args.votes_early_stop, extra=extra)
             finally: bar.close()
     print(_summary(out, tasks, log_file, args.repeats))
@@ -173,10 +177,14 @@ def _run_parser(sub) -> None:
     p.add_argument("--timeout", type=float, default=1800, help="seconds per question before it is recorded as a timeout")
     p.add_argument("--retry-failed", action="store_true", help="run again the tasks whose record is an error or a timeout")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--repeats", type=int, default=1, help="answer each task K times; each record carries its `repeat` (default 1)")
-    p.add_argument("--votes", type=int, default=1, help="self-consistency: N independent runs per question, the plurality answer wins (default 1)")
-    p.add_argument("--votes-early-stop", action="store_true", help="stop a vote's last runs once they cannot change the winner")
-    p.add_argument("--dry-wrong", type=float, default=0.0, help="dry run: the share of runs that answer wrongly, drawn with --seed")
+    p.add_argument("--repeats", type=int, default=1,
+                   help="answer each task K times; each record carries its `repeat` (default 1)")
+    p.add_argument("--votes", type=int, default=1,
+                   help="self-consistency: N independent runs per question, the plurality answer wins (default 1)")
+    p.add_argument("--votes-early-stop", action="store_true",
+                   help="start only the runs that could decide a vote; stop the rest once the winner is certain")
+    p.add_argument("--dry-wrong", type=float, default=0.0,
+                   help="dry run: the share of runs that answer wrongly, drawn with --seed")
     p.add_argument("--seed", type=int, default=0, help="dry run: the seed of --dry-wrong")
     add_model_options(p); p.set_defaults(func=cmd_run)
 

@@ -42,8 +42,10 @@ def load_prices(path:Optional[str|Path]=None, # a JSON file: {model: {"input": u
     if path is None: return prices
     try: data = json.loads(Path(path).read_text())
     except (OSError, ValueError) as e: raise ValueError(f"cannot read the price file {path}: {e}") from None
-    bad = [k for k, v in data.items() if not (isinstance(v, dict) and {"input", "output"} <= v.keys())] if isinstance(data, dict) else [path]
-    if bad: raise ValueError(f'{path}: each entry must be "model": {{"input": USD, "output": USD}} per million tokens; not {bad[0]!r}')
+    ok = lambda v: isinstance(v, dict) and {"input", "output"} <= v.keys()
+    bad = [k for k, v in data.items() if not ok(v)] if isinstance(data, dict) else [path]
+    if bad: raise ValueError(f'{path}: each entry must be "model": {{"input": USD, "output": USD}} '
+                             f'per million tokens; not {bad[0]!r}')
     return prices | {k.lower(): (float(v["input"]), float(v["output"])) for k, v in data.items()}
 
 # %% ../../nbs/gaia/25a_report.ipynb #4e15ddc2
@@ -54,7 +56,8 @@ def runs_by_task(records:Iterable[dict], # result records
     "The last record of each (task, repeat), by task then repeat, in the order tasks first appear."
     out: dict = {}
     for r in records:
-        if isinstance(r, dict) and isinstance(r.get("task_id"), str): out.setdefault(r["task_id"], {})[int(r.get("repeat") or 0)] = r
+        if isinstance(r, dict) and isinstance(r.get("task_id"), str):
+            out.setdefault(r["task_id"], {})[int(r.get("repeat") or 0)] = r
     return out
 
 def golds_of(records:Iterable[dict], # result records that may carry gold answers
@@ -66,7 +69,8 @@ def golds_of(records:Iterable[dict], # result records that may carry gold answer
         g = next((r[k] for k in GOLD_KEYS if r.get(k) is not None), None)
         out[r.get("task_id")] = {"gold": None if g is None else str(g), "level": r.get("level") or r.get("Level"),
                                  "question": r.get("question") or r.get("Question") or ""}
-    for t in tasks or []: out[t["task_id"]] = {"gold": t.get("gold"), "level": t.get("level"), "question": t.get("question", "")}
+    for t in tasks or []:
+        out[t["task_id"]] = {"gold": t.get("gold"), "level": t.get("level"), "question": t.get("question", "")}
     return out
 
 # %% ../../nbs/gaia/25a_report.ipynb #1d01af57
@@ -98,7 +102,8 @@ def run_row(record:Optional[dict], # the run's record, or None
     row = {"repeat": repeat, "answer": r.get("model_answer", ""), "correct": None if gold is None else fail is None,
            "failure": fail, "status": r.get("status", "ok") if record else "missing", "error": r.get("error"),
            "input_tokens": r.get("input_tokens") or 0, "output_tokens": r.get("output_tokens") or 0,
-           "llm_calls": r.get("llm_calls") or 0, "time_s": r.get("wall_time_s"), "model": r.get("model"), "path": _path(r),
+           "llm_calls": r.get("llm_calls") or 0, "time_s": r.get("wall_time_s"), "model": r.get("model"),
+           "path": _path(r),
            "thread_id": r.get("thread_id")}
     if r.get("votes"): row["votes"] = r["votes"].get("answers", [])
     return row
@@ -120,7 +125,8 @@ def question_row(task_id:str, # the task
     rows = [run_row(runs.get(r), r, gold.get("gold")) for r in range(k)]
     level = gold.get("level") or next((x.get("level") for x in runs.values() if x.get("level")), None)
     return {"task_id": task_id, "level": level, "question": gold.get("question") or "", "gold": gold.get("gold"),
-            "runs": rows, "correct": sum(bool(x["correct"]) for x in rows), "agreement": agreement([x["answer"] for x in rows])}
+            "runs": rows, "correct": sum(bool(x["correct"]) for x in rows),
+            "agreement": agreement([x["answer"] for x in rows])}
 
 # %% ../../nbs/gaia/25a_report.ipynb #f4b7976f
 def percentile(xs:list[float], # values
@@ -136,7 +142,8 @@ def _accuracy(questions:list[dict], k:int) -> dict:
     "Mean, min and max over repeats of the accuracy of `questions` (those with a gold answer), and n."
     scored = [q for q in questions if q["gold"] is not None]
     per = [sum(bool(q["runs"][r]["correct"]) for q in scored) / len(scored) for r in range(k)] if scored else []
-    return {"accuracy": sum(per) / k if per else None, "min": min(per, default=None), "max": max(per, default=None), "n": len(scored)}
+    return {"accuracy": sum(per) / k if per else None, "min": min(per, default=None), "max": max(per, default=None),
+            "n": len(scored)}
 
 # %% ../../nbs/gaia/25a_report.ipynb #4bb642c7
 def _cost(rows:list[dict], prices:dict, default_model:Optional[str]) -> Optional[float]:
@@ -157,7 +164,9 @@ def build_report(records:list[dict], # result records, from `read_results`
     by_task, golds = runs_by_task(records), golds_of(records, tasks)
     k = max((max(runs) + 1 for runs in by_task.values()), default=1)
     qs = [question_row(t, runs, golds.get(t, {}), k) for t, runs in by_task.items()]
-    if tasks: order = {t["task_id"]: i for i, t in enumerate(tasks)}; qs.sort(key=lambda q: order.get(q["task_id"], len(order)))
+    if tasks:
+        order = {t["task_id"]: i for i, t in enumerate(tasks)}
+        qs.sort(key=lambda q: order.get(q["task_id"], len(order)))
     rows, scored = [r for q in qs for r in q["runs"]], [q for q in qs if q["gold"] is not None]
     levels = sorted({str(q["level"]) for q in scored}, key=lambda l: (l == "None", l))
     n_in, n_out = sum(r["input_tokens"] for r in rows), sum(r["output_tokens"] for r in rows)
@@ -167,13 +176,15 @@ def build_report(records:list[dict], # result records, from `read_results`
             "pass_all_k": sum(q["correct"] == k for q in scored) / len(scored) if scored else None,
             "tokens": {"input": n_in, "output": n_out, "total": n_in + n_out},
             "cost_usd": _cost(rows, prices or PRICES, default_model),
-            "time": {"p50": percentile([r["time_s"] for r in rows], 0.5), "p95": percentile([r["time_s"] for r in rows], 0.95)},
+            "time": {"p50": percentile([r["time_s"] for r in rows], 0.5),
+                     "p95": percentile([r["time_s"] for r in rows], 0.95)},
             "failures": {f: sum(r["failure"] == f for r in rows) for f in FAILURES}, "questions": qs}
 
 # %% ../../nbs/gaia/25a_report.ipynb #0dec8584
 def _pct(x:Optional[float]) -> str: return "n/a" if x is None else f"{100 * x:.1f}%"
 def _cut(x:Any, n:int=14) -> str: s = "" if x is None else str(x); return s if len(s) <= n else s[:n - 1] + "…"
-def _usd(x:Optional[float]) -> str: return "n/a (a model has no price: pass --prices FILE)" if x is None else f"${x:.4f}"
+def _usd(x:Optional[float]) -> str:
+    return "n/a (a model has no price: pass --prices FILE)" if x is None else f"${x:.4f}"
 def _secs(x:Optional[float]) -> str: return "n/a" if x is None else f"{x:.1f} s"
 
 def run_agreement(report:dict, # from `build_report`
@@ -186,9 +197,11 @@ def run_agreement(report:dict, # from `build_report`
 def _question_lines(report:dict) -> list[str]:
     "One line per question: each repeat's answer marked right or wrong, the right count and the agreement."
     k = report["repeats"]
-    lines = [f"  {'task':<10} {'lvl':<3} {'gold':<14} " + " ".join(f"{'r' + str(r):<16}" for r in range(k)) + " right  agree"]
+    repeats = " ".join(f"{'r' + str(r):<16}" for r in range(k))
+    lines = [f"  {'task':<10} {'lvl':<3} {'gold':<14} {repeats} right  agree"]
     for q in report["questions"]:
-        marks = [("✓ " if x["correct"] else "✗ " if x["correct"] is False else "  ") + _cut(x["answer"] or x["failure"]) for x in q["runs"]]
+        marks = [("✓ " if x["correct"] else "✗ " if x["correct"] is False else "  ") + _cut(x["answer"] or x["failure"])
+                 for x in q["runs"]]
         lines.append(f"  {_cut(q['task_id'], 10):<10} {str(q['level'] or ''):<3} {_cut(q['gold']):<14} "
                      + " ".join(f"{m:<16}" for m in marks) + f" {q['correct']}/{k}    {q['agreement']:.0%}")
     return lines
@@ -199,12 +212,15 @@ def format_report(report:dict, # from `build_report`
     "The report as text."
     k, t, f = report["repeats"], report["tokens"], report["failures"]
     a = _accuracy(report["questions"], k)
-    lines = [f"Accuracy: {_pct(a['accuracy'])}" + (f" (mean of {k} repeats, min {_pct(a['min'])}, max {_pct(a['max'])})" if k > 1 else "")
-             + f" over {a['n']} questions with a gold answer"] + [f"  Level {l}: {_pct(a['accuracy'])}  [{_pct(a['min'])} – {_pct(a['max'])}]  n={a['n']}" for l, a in report["by_level"].items()]
+    spread = f" (mean of {k} repeats, min {_pct(a['min'])}, max {_pct(a['max'])})" if k > 1 else ""
+    lines = [f"Accuracy: {_pct(a['accuracy'])}{spread} over {a['n']} questions with a gold answer"]
+    lines += [f"  Level {l}: {_pct(x['accuracy'])}  [{_pct(x['min'])} – {_pct(x['max'])}]  n={x['n']}"
+              for l, x in report["by_level"].items()]
     if k > 1: lines.append(f"pass@{k}: {_pct(report['pass_at_k'])}   pass^{k}: {_pct(report['pass_all_k'])}   "
                            f"agreement across repeats: {_pct(run_agreement(report))}")
     calls = sum(r["llm_calls"] for q in report["questions"] for r in q["runs"])
-    lines += [f"LLM calls: {calls:,}   Tokens: {t['input']:,} in + {t['output']:,} out = {t['total']:,}   Cost: {_usd(report['cost_usd'])}",
+    lines += [f"LLM calls: {calls:,}   Tokens: {t['input']:,} in + {t['output']:,} out = {t['total']:,}   "
+              f"Cost: {_usd(report['cost_usd'])}",
               f"Time per run: p50 {_secs(report['time']['p50'])}, p95 {_secs(report['time']['p95'])}",
               "Failures: " + ", ".join(f"{n.replace('_', ' ')} {c}" for n, c in f.items())]
     return "\n".join(lines + ([] if brief else ["Questions:"] + _question_lines(report)))
@@ -219,13 +235,15 @@ def compare(reports:list[dict], # from `build_report`, the first is the baseline
     levels = sorted({l for r in reports for l in r["by_level"]}, key=lambda l: (l == "None", l))
     base = {q["task_id"]: q for q in reports[0]["questions"] if q["gold"] is not None}
     out = {"names": names, "accuracy": [r["accuracy"] for r in reports], "cost_usd": [r["cost_usd"] for r in reports],
-           "by_level": {l: [r["by_level"].get(l, {}).get("accuracy") for r in reports] for l in levels}, "against_first": {}}
+           "by_level": {l: [r["by_level"].get(l, {}).get("accuracy") for r in reports] for l in levels},
+           "against_first": {}}
     for name, r in zip(names[1:], reports[1:]):
         kinds = {"fixed": [], "broken": [], "both_right": [], "both_wrong": []}
         for q in r["questions"]:
             if (b := base.get(q["task_id"])) is None or q["gold"] is None: continue
             was, now = _right(b), _right(q)
-            kinds["both_right" if was and now else "fixed" if now else "broken" if was else "both_wrong"].append(q["task_id"])
+            kind = "both_right" if was and now else "fixed" if now else "broken" if was else "both_wrong"
+            kinds[kind].append(q["task_id"])
         out["against_first"][name] = kinds
     return out
 
@@ -238,17 +256,21 @@ def format_compare(cmp:dict, # from `compare`
     lines += [f"  level {l:<3} " + "".join(f"{_pct(a):>{w + 2}}" for a in accs) for l, accs in cmp["by_level"].items()]
     lines += ["  cost      " + "".join(f"{'n/a' if c is None else f'${c:.4f}':>{w + 2}}" for c in cmp["cost_usd"])]
     for name, kinds in cmp["against_first"].items():
-        lines.append(f"{name} against {cmp['names'][0]}: " + ", ".join(f"{k.replace('_', ' ')} {len(v)}" for k, v in kinds.items()))
+        counts = ", ".join(f"{k.replace('_', ' ')} {len(v)}" for k, v in kinds.items())
+        lines.append(f"{name} against {cmp['names'][0]}: {counts}")
         lines += [f"  {k}: {' '.join(v)}" for k, v in kinds.items() if v and k in ("fixed", "broken")]
     return "\n".join(lines)
 
 # %% ../../nbs/gaia/25a_report.ipynb #fe64d54d
 _CSS = """body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1d2330;max-width:1200px}
 h1{font-size:22px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #dde}
-.cards{display:flex;flex-wrap:wrap;gap:10px}.card{border:1px solid #dde;border-radius:6px;padding:8px 12px;min-width:120px}
+.cards{display:flex;flex-wrap:wrap;gap:10px}
+.card{border:1px solid #dde;border-radius:6px;padding:8px 12px;min-width:120px}
 .card b{display:block;font-size:20px}.card span{color:#667;font-size:12px}
-table{border-collapse:collapse;width:100%;font-size:13px}th,td{border-bottom:1px solid #eef;padding:4px 6px;text-align:left;vertical-align:top}
-th{background:#f4f5fa}.ok{background:#e5f6e9}.bad{background:#fbe7e7}.fail{background:#fff4d6}.sub{color:#667;font-size:11px}
+table{border-collapse:collapse;width:100%;font-size:13px}
+th,td{border-bottom:1px solid #eef;padding:4px 6px;text-align:left;vertical-align:top}
+th{background:#f4f5fa}.ok{background:#e5f6e9}.bad{background:#fbe7e7}.fail{background:#fff4d6}
+.sub{color:#667;font-size:11px}
 .fixed{color:#137333;font-weight:600}.broken{color:#b3261e;font-weight:600}"""
 _COLORS = ("#3b6fd6", "#e07b39", "#3a9d5d", "#9b4dca", "#c23b5a", "#6b7280")
 
@@ -259,9 +281,11 @@ def _card(value:str, label:str) -> str: return f'<div class="card"><b>{_e(value)
 def _cards(report:dict) -> str:
     "The headline figures as cards."
     k, f = report["repeats"], report["failures"]
-    cards = [(_pct(report["accuracy"]), f"accuracy (mean of {k} repeat{'s' * (k > 1)})"), (_pct(report["pass_at_k"]), f"pass@{k}"),
+    cards = [(_pct(report["accuracy"]), f"accuracy (mean of {k} repeat{'s' * (k > 1)})"),
+             (_pct(report["pass_at_k"]), f"pass@{k}"),
              (_pct(report["pass_all_k"]), f"pass^{k}"), (_pct(run_agreement(report)), "agreement across repeats"),
-             (f"{report['tokens']['total']:,}", f"tokens ({report['tokens']['input']:,} in, {report['tokens']['output']:,} out)"),
+             (f"{report['tokens']['total']:,}",
+              f"tokens ({report['tokens']['input']:,} in, {report['tokens']['output']:,} out)"),
              ("n/a" if report["cost_usd"] is None else f"${report['cost_usd']:.4f}", "cost (USD)"),
              (f"{_secs(report['time']['p50'])} / {_secs(report['time']['p95'])}", "time per run p50 / p95"),
              (" · ".join(str(c) for c in f.values()), " · ".join(n.replace("_", " ") for n in f))]
@@ -282,13 +306,17 @@ def level_bars(reports:list[dict], # from `build_report`
         if i == 0: parts.append(f'<text x="0" y="{y + 13}">{"All levels" if l == "all" else "Level " + _e(l)}</text>')
         if not a or a.get("accuracy") is None: continue
         c, w = _COLORS[i % len(_COLORS)], a["accuracy"] * width
-        parts.append(f'<rect x="{x0}" y="{y}" width="{w:.1f}" height="{h}" fill="{c}" opacity="0.75"><title>{_e(names[i])}</title></rect>')
+        parts.append(f'<rect x="{x0}" y="{y}" width="{w:.1f}" height="{h}" fill="{c}" opacity="0.75">'
+                     f'<title>{_e(names[i])}</title></rect>')
         lo, hi, mid = x0 + a["min"] * width, x0 + a["max"] * width, y + h / 2
-        parts.append(f'<path d="M{lo:.1f} {mid}H{hi:.1f}M{lo:.1f} {y + 3}V{y + h - 3}M{hi:.1f} {y + 3}V{y + h - 3}" stroke="#111" stroke-width="1.5"/>')
-        parts.append(f'<text x="{x0 + width + 8}" y="{y + 13}">{_pct(a["accuracy"])} [{_pct(a["min"])}–{_pct(a["max"])}] n={a["n"]}'
+        whisker = f"M{lo:.1f} {mid}H{hi:.1f}M{lo:.1f} {y + 3}V{y + h - 3}M{hi:.1f} {y + 3}V{y + h - 3}"
+        parts.append(f'<path d="{whisker}" stroke="#111" stroke-width="1.5"/>')
+        parts.append(f'<text x="{x0 + width + 8}" y="{y + 13}">'
+                     f'{_pct(a["accuracy"])} [{_pct(a["min"])}–{_pct(a["max"])}] n={a["n"]}'
                      + (f" · {_e(names[i])}" if len(reports) > 1 else "") + "</text>")
     height = 20 + len(rows) * (h + 4) + 8 * (len(levels) + 1)
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{x0 + width + 320}" height="{height}" font-size="12" role="img" '
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{x0 + width + 320}" height="{height}" '
+            f'font-size="12" role="img" '
             f'aria-label="accuracy per level">{"".join(parts)}</svg>')
 
 # %% ../../nbs/gaia/25a_report.ipynb #6367c6e4
@@ -297,7 +325,8 @@ def cost_accuracy_chart(reports:list[dict], # from `build_report`
                         size:int=260, # the plot's side
                        ) -> str:
     "An inline SVG: each file as a point, cost on x and accuracy on y."
-    pts = [(n, r["cost_usd"], r["accuracy"], i) for i, (n, r) in enumerate(zip(names, reports)) if r["accuracy"] is not None]
+    pts = [(n, r["cost_usd"], r["accuracy"], i) for i, (n, r) in enumerate(zip(names, reports))
+           if r["accuracy"] is not None]
     top = max([c for _, c, _, _ in pts if c] or [1.0]) * 1.15
     x0 = 50
     parts = [f'<path d="M50 10V{size + 10}H{size + 50}" stroke="#444" fill="none"/>',
@@ -307,8 +336,10 @@ def cost_accuracy_chart(reports:list[dict], # from `build_report`
     for n, c, a, i in pts:
         x, y = x0 + (c or 0) / top * size, 10 + (1 - a) * size
         parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="6" fill="{_COLORS[i % len(_COLORS)]}"/>'
-                     f'<text x="{x + 9:.1f}" y="{y + 4:.1f}">{_e(n)}: {_pct(a)}, {"cost n/a" if c is None else f"${c:.4f}"}</text>')
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{size + 300}" height="{size + 50}" font-size="12" role="img" '
+                     f'<text x="{x + 9:.1f}" y="{y + 4:.1f}">{_e(n)}: {_pct(a)}, '
+                     f'{"cost n/a" if c is None else f"${c:.4f}"}</text>')
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{size + 300}" height="{size + 50}" '
+            f'font-size="12" role="img" '
             f'aria-label="cost and accuracy">{"".join(parts)}</svg>')
 
 # %% ../../nbs/gaia/25a_report.ipynb #6a83f8dc
@@ -317,18 +348,22 @@ def _run_cell(x:dict) -> str:
     cls = "ok" if x["correct"] else "bad" if x["failure"] == "wrong_answer" else "fail" if x["failure"] else ""
     p, sub = x["path"], [f"{x['input_tokens']:,}/{x['output_tokens']:,} tok", _secs(x["time_s"])]
     if p["agents"]: sub.append("→".join(p["agents"]))
-    if p["critic_rejections"] is not None: sub.append(f"{p['critic_rejections']} rejections, {p['tool_calls']} tool calls")
+    if p["critic_rejections"] is not None:
+        sub.append(f"{p['critic_rejections']} rejections, {p['tool_calls']} tool calls")
     if x.get("votes"): sub.append("votes: " + ", ".join(f"{v['answer']}×{v['count']}" for v in x["votes"]))
     shown = x["answer"] or (x["failure"] or "").replace("_", " ")
-    return f'<td class="{cls}" title="{_e(x["error"] or x["failure"] or "right")}">{_e(shown)}<div class="sub">{_e(" · ".join(sub))}</div></td>'
+    title = x["error"] or x["failure"] or "right"
+    return f'<td class="{cls}" title="{_e(title)}">{_e(shown)}<div class="sub">{_e(" · ".join(sub))}</div></td>'
 
 def question_table(report:dict, # from `build_report`
                   ) -> str:
     "The per-question table: gold, each repeat's answer and details, right count, agreement."
     k = report["repeats"]
-    head = "<tr><th>task</th><th>level</th><th>question</th><th>gold</th>" + "".join(f"<th>repeat {r}</th>" for r in range(k)) + "<th>right</th><th>agree</th></tr>"
-    rows = [f"<tr><td>{_e(q['task_id'][:12])}</td><td>{_e(q['level'])}</td><td>{_e(_cut(q['question'], 90))}</td><td>{_e(q['gold'])}</td>"
-            + "".join(_run_cell(x) for x in q["runs"]) + f"<td>{q['correct']}/{k}</td><td>{q['agreement']:.0%}</td></tr>" for q in report["questions"]]
+    repeats = "".join(f"<th>repeat {r}</th>" for r in range(k))
+    head = f"<tr><th>task</th><th>level</th><th>question</th><th>gold</th>{repeats}<th>right</th><th>agree</th></tr>"
+    rows = [f"<tr><td>{_e(q['task_id'][:12])}</td><td>{_e(q['level'])}</td><td>{_e(_cut(q['question'], 90))}</td>"
+            f"<td>{_e(q['gold'])}</td>" + "".join(_run_cell(x) for x in q["runs"])
+            + f"<td>{q['correct']}/{k}</td><td>{q['agreement']:.0%}</td></tr>" for q in report["questions"]]
     return f"<table>{head}{''.join(rows)}</table>"
 
 # %% ../../nbs/gaia/25a_report.ipynb #e2bd4b53
@@ -339,7 +374,8 @@ def compare_table(cmp:dict, # from `compare`
     names = cmp["names"]
     head = "<tr><th></th>" + "".join(f"<th>{_e(n)}</th>" for n in names) + "</tr>"
     rows = [f"<tr><td>all</td>" + "".join(f"<td>{_pct(a)}</td>" for a in cmp["accuracy"]) + "</tr>"]
-    rows += [f"<tr><td>level {_e(l)}</td>" + "".join(f"<td>{_pct(a)}</td>" for a in accs) + "</tr>" for l, accs in cmp["by_level"].items()]
+    rows += [f"<tr><td>level {_e(l)}</td>" + "".join(f"<td>{_pct(a)}</td>" for a in accs) + "</tr>"
+             for l, accs in cmp["by_level"].items()]
     verdict = {t: {} for t in {q["task_id"] for r in reports for q in r["questions"]}}
     for name, kinds in cmp["against_first"].items():
         for kind, ids in kinds.items():
@@ -362,7 +398,8 @@ def report_html(reports:list[dict], # from `build_report`
     cmp = compare(reports, names) if len(reports) > 1 else None
     body = [f"<h1>{_e(title)}</h1>"]
     for n, r in zip(names, reports): body += [f"<h2>{_e(n)}</h2>", _cards(r)]
-    body += ["<h2>Accuracy per level</h2><p class='sub'>Bars: mean over repeats; black line: the worst to the best repeat.</p>",
+    body += ["<h2>Accuracy per level</h2>",
+             "<p class='sub'>Bars: mean over repeats; black line: the worst to the best repeat.</p>",
              level_bars(reports, names), "<h2>Cost and accuracy</h2>", cost_accuracy_chart(reports, names)]
     if cmp: body += ["<h2>Side by side</h2>", compare_table(cmp, reports)]
     for n, r in zip(names, reports): body += [f"<h2>Questions: {_e(n)}</h2>", question_table(r)]
@@ -383,23 +420,28 @@ def cmd_report(args:argparse.Namespace) -> int:
     tasks, prices, names = load_tasks(args.gold) if args.gold else None, load_prices(args.prices), _names(args.results)
     reports = [build_report(read_results(f, repair=False), tasks, prices, args.model) for f in args.results]
     if not any(q["gold"] is not None for r in reports for q in r["questions"]):
-        print("gaia-mas: the results carry no gold answers, so there is no accuracy; pass the task file: --gold metadata.jsonl", file=sys.stderr)
+        print("gaia-mas: the results carry no gold answers, so there is no accuracy; "
+              "pass the task file: --gold metadata.jsonl", file=sys.stderr)
     if args.html: Path(args.html).write_text(report_html(reports, names), encoding="utf-8")
     if args.json: print(json.dumps(reports[0] if len(reports) == 1 else {"reports": dict(zip(names, reports)),
                                    "compare": compare(reports, names)}, indent=2, ensure_ascii=False))
     else:
-        for n, r in zip(names, reports): print((f"== {n}\n" if len(reports) > 1 else "") + format_report(r, brief=len(reports) > 1))
+        for n, r in zip(names, reports):
+            print((f"== {n}\n" if len(reports) > 1 else "") + format_report(r, brief=len(reports) > 1))
         if len(reports) > 1: print(format_compare(compare(reports, names)))
     if args.html: print(f"HTML report: {args.html}", file=sys.stderr)
     return 0
 
 def add_report_parser(sub) -> None:
     "Add `report` to the `gaia-mas` subcommands `sub`."
-    p = sub.add_parser("report", help="accuracy per level over repeats, pass@k, cost, time, failures; several runs side by side")
+    p = sub.add_parser("report", help="accuracy per level over repeats, pass@k, cost, time, failures; "
+                                      "several runs side by side")
     p.add_argument("results", nargs="+", help="results files (JSONL); two or more are compared with the first")
-    p.add_argument("--gold", help="task file with the gold answers (default: the results' own, when their records carry them)")
+    p.add_argument("--gold", help="task file with the gold answers "
+                                  "(default: the results' own, when their records carry them)")
     p.add_argument("--html", help="also write a self-contained HTML page here")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.add_argument("--prices", help='JSON file of prices per million tokens: {"model": {"input": USD, "output": USD}}')
-    p.add_argument("--model", default="gpt-4o-mini", help="the model of records that name none (default gpt-4o-mini, the run's default)")
+    p.add_argument("--model", default="gpt-4o-mini",
+                   help="the model of records that name none (default gpt-4o-mini, the run's default)")
     p.set_defaults(func=cmd_report)

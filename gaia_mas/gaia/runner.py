@@ -69,7 +69,8 @@ def build_app(configs:dict[str, AgentConfig], # the agents' configurations
     "The compiled graph and its tracer (None unless `tracing`)."
     limiter = make_rate_limiter(rps)
     if provider == "scripted":
-        return create_multi_agent_graph(configs, research_tools=[], llms=scripted_llm(dry_answer, latency, limiter, dry_wrong, seed),
+        llm = scripted_llm(dry_answer, latency, limiter, dry_wrong, seed)
+        return create_multi_agent_graph(configs, research_tools=[], llms=llm,
                                         checkpointer=checkpointer, tracing=tracing)
     return create_multi_agent_graph(configs, llms=real_llms(configs, llm_timeout, max_retries, limiter),
                                     checkpointer=checkpointer, tracing=tracing)
@@ -143,7 +144,8 @@ def component_of(metadata:dict) -> str:
 
 class StepLogger(BaseCallbackHandler):
     "Logs one structured line per graph step: task, component, step, duration and outcome."
-    def __init__(self, task_id:str, thread_id:Optional[str]=None): self.task_id, self.thread_id, self._open = task_id, thread_id, {}
+    def __init__(self, task_id:str, thread_id:Optional[str]=None):
+        self.task_id, self.thread_id, self._open = task_id, thread_id, {}
 
     def on_chain_start(self, serialized, inputs, *, run_id, tags=None, metadata=None, **kw):
         if any(t.startswith("graph:step:") for t in tags or ()): self._open[run_id] = (time.perf_counter(), metadata or {})
@@ -163,7 +165,8 @@ class StepLogger(BaseCallbackHandler):
 # %% ../../nbs/gaia/26_runner.ipynb #6fd59462
 class PathTracker(BaseCallbackHandler):
     "A run's path: the agents in the order they ran, the critics' rejections and the tool calls."
-    def __init__(self): self.agents, self.rejections, self.tool_calls, self._steps, self._lock = [], 0, 0, set(), threading.Lock()
+    def __init__(self):
+        self.agents, self.rejections, self.tool_calls, self._steps, self._lock = [], 0, 0, set(), threading.Lock()
 
     def on_chain_start(self, serialized, inputs, *, run_id, tags=None, metadata=None, **kw):
         if not any(t.startswith("graph:step:") for t in tags or ()): return
@@ -332,7 +335,8 @@ def _attempt(app, task:dict, config:dict, threads:Optional[_Threads]=None, budge
 def _run_once(app, task:dict, tid:str, callbacks:Sequence, durability:str, budget:Optional[float]) -> tuple[dict, dict]:
     "One run of a task on thread `tid`: its final state, and its status, error, cost, resume mode, thread and path."
     cost, path, threads, t0 = CostTracker(), PathTracker(), _Threads(), time.perf_counter()
-    config = {"configurable": {"thread_id": tid}, "callbacks": [cost, path, StepLogger(task["task_id"], tid), threads, *callbacks]}
+    handlers = [cost, path, StepLogger(task["task_id"], tid), threads, *callbacks]
+    config = {"configurable": {"thread_id": tid}, "callbacks": handlers}
     state, mode, status, error = _attempt(app, task, config, threads, budget, durability)
     return state, {"status": status, "error": error, **cost.totals(), "wall_time_s": round(time.perf_counter() - t0, 3),
                    "resume": mode, "thread_id": tid, "path": path.summary()}
@@ -350,13 +354,17 @@ def run_task(app, # a compiled graph
     "The task's result record, and whether its thread finished; failures are recorded, not raised."
     t0, started, repeat = time.perf_counter(), now_iso(), task.get("repeat") or 0
     handlers = [*([Deadline(timeout)] if timeout else []), *callbacks]
-    log.info("task %s started", task["task_id"], extra={"event": "task_start", "task_id": task["task_id"], "repeat": repeat})
+    log.info("task %s started", task["task_id"],
+             extra={"event": "task_start", "task_id": task["task_id"], "repeat": repeat})
     with deadline_scope(timeout):
         if votes > 1: state, meta = run_votes(app, task, key, votes, early_stop, handlers, durability, timeout)
-        else: state, meta = _run_once(app, task, thread_id_for(task["task_id"], key, repeat), handlers, durability, timeout)
+        else:
+            tid = thread_id_for(task["task_id"], key, repeat)
+            state, meta = _run_once(app, task, tid, handlers, durability, timeout)
     meta |= {"wall_time_s": round(time.perf_counter() - t0, 3), "started_at": started, "repeat": repeat}
     record = _record(task, state, **meta, **(extra or {}))
-    log.info("task %s %s", task["task_id"], record["status"], extra={"event": "task_end", **{k: v for k, v in record.items() if k != "reasoning_trace"}})
+    log.info("task %s %s", task["task_id"], record["status"],
+             extra={"event": "task_end", **{k: v for k, v in record.items() if k != "reasoning_trace"}})
     return record, bool(state)
 
 # %% ../../nbs/gaia/26_runner.ipynb #3e6600ce
@@ -407,7 +415,8 @@ def run_votes(app, # a compiled graph
     return state, {"status": status, "error": error, **summed_cost(runs),
                    "resume": next((m for m in ("unfinished", "finished") if m in modes), "new"),
                    "thread_id": best["thread_id"], "path": best["path"],
-                   "votes": vote_summary([{k: v for k, v in r.items() if k != "error" or v} for r in runs], n, len(runs) < n or any(r["status"] == "stopped" for r in runs))}
+                   "votes": vote_summary([{k: v for k, v in r.items() if k != "error" or v} for r in runs], n,
+                                         len(runs) < n or any(r["status"] == "stopped" for r in runs))}
 
 # %% ../../nbs/gaia/26_runner.ipynb #e15d7261
 def _done_threads(record:dict, # a record just written

@@ -51,7 +51,8 @@ def noisy_responder(answer:str="42", # the right answer
     def respond(messages):
         reply = base(messages)
         if role_of(messages) != "finalizer": return reply
-        q = hashlib.sha1("".join(str(m.content) for m in messages if not isinstance(m, SystemMessage)).encode()).hexdigest()
+        text = "".join(str(m.content) for m in messages if not isinstance(m, SystemMessage))
+        q = hashlib.sha1(text.encode()).hexdigest()
         with lock: k = seen[q] = seen.get(q, -1) + 1
         rng = random.Random(f"{seed}:{q}:{k}")
         if rng.random() >= wrong: return reply
