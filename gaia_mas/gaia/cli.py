@@ -143,6 +143,9 @@ def cmd_score(args:argparse.Namespace) -> int:
     if not golds: raise ValueError(f"{args.results} carries no gold answers (gaia-mas run writes none); "
                                    "pass the task file: --gold metadata.jsonl")
     summary = score_results(results, golds)
+    if any(r.get("repeat") for r in results):
+        print(f"gaia-mas: {args.results} holds repeats; score judges the last record of each task, "
+              f"gaia-mas report the mean over repeats", file=sys.stderr)
     print(json.dumps(summary, indent=2, ensure_ascii=False) if args.json else format_score(summary))
     return 0
 
