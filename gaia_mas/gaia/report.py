@@ -281,14 +281,14 @@ def _card(value:str, label:str) -> str: return f'<div class="card"><b>{_e(value)
 def _cards(report:dict) -> str:
     "The headline figures as cards."
     k, f = report["repeats"], report["failures"]
-    cards = [(_pct(report["accuracy"]), f"accuracy (mean of {k} repeat{'s' * (k > 1)})"),
-             (_pct(report["pass_at_k"]), f"pass@{k}"),
-             (_pct(report["pass_all_k"]), f"pass^{k}"), (_pct(run_agreement(report)), "agreement across repeats"),
-             (f"{report['tokens']['total']:,}",
-              f"tokens ({report['tokens']['input']:,} in, {report['tokens']['output']:,} out)"),
-             ("n/a" if report["cost_usd"] is None else f"${report['cost_usd']:.4f}", "cost (USD)"),
-             (f"{_secs(report['time']['p50'])} / {_secs(report['time']['p95'])}", "time per run p50 / p95"),
-             (" · ".join(str(c) for c in f.values()), " · ".join(n.replace("_", " ") for n in f))]
+    cards = [(_pct(report["accuracy"]), f"accuracy (mean of {k} repeats)" if k > 1 else "accuracy")]
+    if k > 1: cards += [(_pct(report["pass_at_k"]), f"pass@{k}"), (_pct(report["pass_all_k"]), f"pass^{k}"),
+                        (_pct(run_agreement(report)), "agreement across repeats")]
+    cards += [(f"{report['tokens']['total']:,}",
+               f"tokens ({report['tokens']['input']:,} in, {report['tokens']['output']:,} out)"),
+              ("n/a" if report["cost_usd"] is None else f"${report['cost_usd']:.4f}", "cost (USD)"),
+              (f"{_secs(report['time']['p50'])} / {_secs(report['time']['p95'])}", "time per run p50 / p95"),
+              (" · ".join(str(c) for c in f.values()), " · ".join(n.replace("_", " ") for n in f))]
     return '<div class="cards">' + "".join(_card(v, l) for v, l in cards) + "</div>"
 
 # %% ../../nbs/gaia/25a_report.ipynb #397eb0f6
