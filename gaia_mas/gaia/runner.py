@@ -422,8 +422,10 @@ def run_votes(app, # a compiled graph
 def _done_threads(record:dict, # a record just written
                   finished:bool, # whether its run left a state
                  ) -> list[str]:
-    "The checkpoint threads a written record no longer needs: its own, or those of its vote's runs that ended."
-    if "votes" in record: return [r["thread_id"] for r in record["votes"]["runs"] if r["status"] in ("ok", "stopped")]
+    "The checkpoint threads a written record no longer needs: its own, or its vote's (all of them once it has an answer)."
+    if "votes" in record:
+        keep = () if record["status"] == "ok" else ("timeout", "error")   # a failed vote resumes them on --retry-failed
+        return [r["thread_id"] for r in record["votes"]["runs"] if r["status"] not in keep]
     return [record["thread_id"]] if finished else []
 
 # %% ../../nbs/gaia/26_runner.ipynb #96463bbb
