@@ -23,7 +23,7 @@ from fastcore.basics import patch
 # %% auto #0
 __all__ = ['log', 'RETRY_AGENTS', 'agent_configs', 'demo_responder', 'build_graph', 'Mermaid', 'graph_mermaid', 'quarto_mermaid',
            'mmdc_path', 'graph_dot', 'save_graph_png', 'describe_update', 'stream_run', 'score_answer', 'key_problem',
-           'default_provider', 'GaiaRunner']
+           'default_provider', 'GaiaRunner', 'vote', 'show_report', 'question_trace']
 
 # %% ../../nbs/gaia/29_app.ipynb #ccacde78
 log = logging.getLogger(__name__)
@@ -397,3 +397,60 @@ def _show(self:GaiaRunner, state:Optional[dict], question:str):
     if ok is not None:
         self.verdict.value = f'<b>Gold answer:</b> {html.escape(task["gold"])} — ' + ("✓ correct" if ok else "✗ wrong")
     self.say(f"Done in {time.monotonic() - self.t0:.1f} s.", "ok")
+
+# %% ../../nbs/gaia/29_app.ipynb #4cae3a8f
+def vote(app, # a compiled graph, e.g. from `build_graph`
+         question:str, # the question
+         n:int=5, # independent runs to vote over
+         file:Optional[str]=None, # the attachment's path
+         early_stop:bool=False, # start only the runs that could decide the vote
+        ) -> dict:
+    "The record of one question answered by `n` runs and a vote."
+    from gaia_mas.gaia.runner import run_task
+    return run_task(app, {"task_id": "app", "question": question, "file": file}, votes=n, early_stop=early_stop)[0]
+
+# %% ../../nbs/gaia/29_app.ipynb #235a3113
+def show_report(*results:str|Path, # results files; the first is the baseline of a comparison
+                gold:Optional[str|Path]=None, # the task file with the gold answers (default: the records' own)
+                height:int=700, # the frame's height in pixels
+               ):
+    "The run report, displayed in the notebook."
+    from IPython.display import HTML
+    from gaia_mas.gaia.report import build_report, report_html
+    from gaia_mas.gaia.tasks import read_results
+    tasks = load_tasks(gold) if gold else None
+    reports = [build_report(read_results(r, repair=False), tasks) for r in results]
+    page = report_html(reports, [Path(r).stem for r in results])
+    style = f"width:100%;height:{height}px;border:1px solid #ddd"
+    return HTML(f'<iframe srcdoc="{html.escape(page)}" style="{style}"></iframe>')
+
+# %% ../../nbs/gaia/29_app.ipynb #3baf7b41
+def _steps(log_file:Optional[str|Path], task_id:str, thread_id:Optional[str]) -> list[str]:
+    "A run's steps from the log (by its thread; by its task in logs that name no thread): component and duration."
+    if not log_file or not Path(log_file).exists(): return []
+    rows = [json.loads(l) for l in Path(log_file).read_text().splitlines() if '"event": "step"' in l]
+    return [f"      {r['component']:<26} {r['duration_s']:.3f} s  {r.get('status', '')}" for r in rows
+            if r.get("task_id") == task_id and r.get("thread_id", thread_id) == thread_id]
+
+def question_trace(results:str|Path, # a results file
+                   task_id:str, # the question
+                   gold:Optional[str|Path]=None, # the task file with the gold answers
+                   log_file:Optional[str|Path]=None, # the run's log, for the steps
+                  ) -> str:
+    "One question's repeats: answer against gold, cost, path through the graph, votes, and the steps the log holds."
+    from gaia_mas.gaia.report import build_report
+    from gaia_mas.gaia.tasks import read_results
+    rep = build_report(read_results(results, repair=False), load_tasks(gold) if gold else None)
+    q = next((q for q in rep["questions"] if q["task_id"] == task_id), None)
+    if q is None: return f"{task_id} is not in {results}"
+    lines = [f"{task_id} (level {q['level']}): {q['question']}", f"gold: {q['gold']}"]
+    for r in q["runs"]:
+        mark = {True: "right", False: "wrong", None: "not judged"}[r["correct"]]
+        lines += [f"  repeat {r['repeat']}: {r['answer'] or r['failure']!r} ({mark}); {r['llm_calls']} calls, "
+                  f"{r['input_tokens']}/{r['output_tokens']} tokens, {r['time_s']} s",
+                  f"    path: {' -> '.join(r['path']['agents']) or 'not recorded'}; "
+                  f"{r['path']['critic_rejections']} critic "
+                  f"rejections, {r['path']['tool_calls']} tool calls"]
+        if r.get("votes"): lines.append("    votes: " + ", ".join(f"{v['answer']} x{v['count']}" for v in r["votes"]))
+        if steps := _steps(log_file, task_id, r["thread_id"]): lines += ["    steps in the log:", *steps]
+    return "\n".join(lines)

@@ -44,7 +44,8 @@ def session(args:argparse.Namespace, # parsed options, see `add_model_options`
             llm_factory(configs["planner"])   # a missing key stops here, before a browser starts
             stack.enter_context(auto_browser())
         app, tracer = build_app(configs, args.provider, saver, args.trace, args.llm_timeout, args.max_retries,
-                                args.rps, args.latency, args.dry_answer)
+                                args.rps, args.latency, args.dry_answer, getattr(args, "dry_wrong", 0.0),
+                                getattr(args, "seed", 0))
         try: yield app, tracer
         finally:
             if tracer is not None: tracer.flush()
@@ -78,14 +79,18 @@ def _missing_files(tasks:list[dict]) -> None:
     missing = [t for t in tasks if t["file"] and not Path(t["file"]).exists()]
     if missing: print(f"gaia-mas: warning: {len(missing)} attachments are missing, e.g. {missing[0]['file']}", file=sys.stderr)
 
-def _summary(out:Path, tasks:list[dict], log_file:Path) -> str:
-    "What the run leaves: answered, failed, accuracy if known, and where results and logs are."
+def _summary(out:Path, tasks:list[dict], log_file:Path, repeats:int=1) -> str:
+    "What the run leaves: answered, failed, accuracy if known (over repeats, see `gaia.report`), results and logs."
+    from gaia_mas.gaia.report import build_report, format_report
     from gaia_mas.gaia.scoring import format_score, score_results
     from gaia_mas.gaia.tasks import is_failed, read_results
-    latest = {r["task_id"]: r for r in read_results(out, repair=False)}
-    mine = [latest[t["task_id"]] for t in tasks if t["task_id"] in latest]
-    lines = [f"{len(mine)}/{len(tasks)} tasks answered, {sum(map(is_failed, mine))} failed: {out}"]
-    if any(t["gold"] for t in tasks): lines.append(format_score(score_results(mine, tasks)).splitlines()[0])
+    latest = {(r["task_id"], r.get("repeat") or 0): r for r in read_results(out, repair=False)}
+    mine = [latest[t["task_id"], k] for k in range(repeats) for t in tasks if (t["task_id"], k) in latest]
+    what = "tasks" if repeats == 1 else f"answers ({len(tasks)} tasks x {repeats} repeats)"
+    lines = [f"{len(mine)}/{len(tasks) * repeats} {what} answered, {sum(map(is_failed, mine))} failed: {out}"]
+    if any(t["gold"] for t in tasks) and repeats == 1:
+        lines.append(format_score(score_results(mine, tasks)).splitlines()[0])
+    elif any(t["gold"] for t in tasks): lines.append(format_report(build_report(mine, tasks), brief=True))
     return "\n".join(lines + [f"Log: {log_file}"])
 
 # %% ../../nbs/gaia/28_cli.ipynb #d73b0734
@@ -93,6 +98,7 @@ def cmd_run(args:argparse.Namespace) -> int:
     "Answer a task file's tasks: concurrently, resumably, one synced line per answer."
     from gaia_mas.gaia.runner import Progress, run_batch, run_key
     from gaia_mas.gaia.tasks import ResultWriter, drop_failed, exclusive, load_tasks, no_task_answered, pending_tasks, read_results
+    if args.repeats < 1 or args.votes < 1: raise ValueError("--repeats and --votes must be at least 1")
     tasks, out = load_tasks(args.tasks, args.level, args.task_id, args.limit), Path(args.out)
     _missing_files(tasks)
     log_file = log_path(logs_dir(args), out.stem)
@@ -100,13 +106,18 @@ def cmd_run(args:argparse.Namespace) -> int:
         records = read_results(out)
         if args.retry_failed and (kept := drop_failed(out, records)) is not records:
             records = kept; relock.enter_context(exclusive(out))  # the file was replaced: lock the new one too
-        todo = pending_tasks(tasks, records)
-        print(f"{len(tasks)} tasks: {len(tasks) - len(todo)} already answered in {out}, {len(todo)} to run", file=sys.stderr)
+        todo = pending_tasks(tasks, records, args.repeats)
+        n = len(tasks) * args.repeats
+        print(f"{n} {'answers' if args.repeats > 1 else 'tasks'}: {n - len(todo)} already answered in {out}, "
+              f"{len(todo)} to run", file=sys.stderr)
         with session(args, log_file) as (app, tracer):
             bar = Progress(len(todo), {t["task_id"]: t["gold"] for t in tasks if t["gold"]}, enabled=not args.no_progress)
-            try: run_batch(app, todo, ResultWriter(out), args.concurrency, args.timeout, run_key(out), [tracer] if tracer else [], bar)
+            extra = {"model": "scripted" if args.provider == "scripted" else args.model}
+            try: run_batch(app, todo, ResultWriter(out), args.concurrency, args.timeout, run_key(out),
+                           [tracer] if tracer else [], bar,
+                           votes=args.votes, early_stop=args.votes_early_stop, extra=extra)
             finally: bar.close()
-    print(_summary(out, tasks, log_file))
+    print(_summary(out, tasks, log_file, args.repeats))
     if no_task_answered(tasks, read_results(out, repair=False)):
         print(f"gaia-mas: none of the {len(tasks)} selected tasks could be answered; see the errors in {out} and the log {log_file}", file=sys.stderr)
         return 1
@@ -132,6 +143,9 @@ def cmd_score(args:argparse.Namespace) -> int:
     if not golds: raise ValueError(f"{args.results} carries no gold answers (gaia-mas run writes none); "
                                    "pass the task file: --gold metadata.jsonl")
     summary = score_results(results, golds)
+    if any(r.get("repeat") for r in results):
+        print(f"gaia-mas: {args.results} holds repeats; score judges the last record of each task, "
+              f"gaia-mas report the mean over repeats", file=sys.stderr)
     print(json.dumps(summary, indent=2, ensure_ascii=False) if args.json else format_score(summary))
     return 0
 
@@ -166,6 +180,15 @@ def _run_parser(sub) -> None:
     p.add_argument("--timeout", type=float, default=1800, help="seconds per question before it is recorded as a timeout")
     p.add_argument("--retry-failed", action="store_true", help="run again the tasks whose record is an error or a timeout")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--repeats", type=int, default=1,
+                   help="answer each task K times; each record carries its `repeat` (default 1)")
+    p.add_argument("--votes", type=int, default=1,
+                   help="self-consistency: N independent runs per question, the plurality answer wins (default 1)")
+    p.add_argument("--votes-early-stop", action="store_true",
+                   help="start only the runs that could decide a vote; stop the rest once the winner is certain")
+    p.add_argument("--dry-wrong", type=float, default=0.0,
+                   help="dry run: the share of runs that answer wrongly, drawn with --seed")
+    p.add_argument("--seed", type=int, default=0, help="dry run: the seed of --dry-wrong")
     add_model_options(p); p.set_defaults(func=cmd_run)
 
 def _course_parser(sub) -> None:
@@ -181,7 +204,8 @@ def _course_parser(sub) -> None:
 
 # %% ../../nbs/gaia/28_cli.ipynb #29174cf1
 def add_gaia_parsers(sub) -> None:
-    "Add `ask`, `run`, `score` and `course` to the `gaia-mas` subcommands `sub`."
+    "Add `ask`, `run`, `score`, `report` and `course` to the `gaia-mas` subcommands `sub`."
+    from gaia_mas.gaia.report import add_report_parser
     a = sub.add_parser("ask", help="answer one question")
     a.add_argument("question"); a.add_argument("--file", help="the question's attachment")
     add_model_options(a); a.set_defaults(func=cmd_ask)
@@ -191,4 +215,5 @@ def add_gaia_parsers(sub) -> None:
     s.add_argument("--gold", help="task file with the gold answers (default: the results file, when its records carry them)")
     s.add_argument("--json", action="store_true", help="print the summary as JSON")
     s.set_defaults(func=cmd_score)
+    add_report_parser(sub)
     _course_parser(sub)

@@ -5,7 +5,7 @@
 # %% ../../nbs/gaia/26_runner.ipynb #79fe44f7
 from __future__ import annotations
 import contextlib, contextvars, hashlib, json, logging, os, sqlite3, sys, threading, time
-from concurrent.futures import ThreadPoolExecutor, as_completed, wait
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, as_completed, wait
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -18,14 +18,16 @@ from .scoring import normalize_answer, question_scorer
 from ..core.schema import AgentConfig
 from .tasks import ResultWriter, is_failed
 from ..core.testing import ScriptedChatModel
-from .scripted import happy_path_responder
+from .scripted import happy_path_responder, noisy_responder
+from .votes import decided, plurality, runs_to_decide, summed_cost, vote_key, vote_summary
 from ..core.utils import deadline_scope, time_left
 from ..core.llm import make_rate_limiter
 
 # %% auto #0
 __all__ = ['log', 'step_log', 'GRACE_S', 'real_llms', 'scripted_llm', 'build_app', 'CostTracker', 'JsonFormatter', 'run_logging',
-           'component_of', 'StepLogger', 'QuestionTimeout', 'Deadline', 'call_within', 'open_checkpointer', 'run_key',
-           'thread_id_for', 'resume_mode', 'run_graph', 'forget', 'now_iso', 'run_task', 'run_batch', 'Progress']
+           'component_of', 'StepLogger', 'PathTracker', 'QuestionTimeout', 'Deadline', 'VoteStopped', 'Stop',
+           'call_within', 'open_checkpointer', 'run_key', 'thread_id_for', 'resume_mode', 'run_graph', 'forget',
+           'now_iso', 'run_task', 'run_votes', 'run_batch', 'Progress']
 
 # %% ../../nbs/gaia/26_runner.ipynb #2e3b5473
 log = logging.getLogger(__name__)
@@ -45,9 +47,12 @@ def real_llms(configs:dict[str, AgentConfig], # the agents' configurations
 def scripted_llm(answer:str="42", # what every run answers
                  latency:float=0.0, # seconds each call takes
                  rate_limiter:Any=None, # from `make_rate_limiter`
+                 wrong:float=0.0, # the share of runs that answer wrongly, see `noisy_responder`
+                 seed:int=0, # the seed of the wrong answers
                 ) -> ScriptedChatModel:
-    "The dry-run model: every agent on the happy path, one research step, answering `answer`."
-    return ScriptedChatModel(responder=happy_path_responder(answer, 1), latency=latency, rate_limiter=rate_limiter)
+    "The dry-run model: every agent on the happy path, one research step, answering `answer` (or, if `wrong`, not)."
+    responder = noisy_responder(answer, wrong, seed, 1) if wrong else happy_path_responder(answer, 1)
+    return ScriptedChatModel(responder=responder, latency=latency, rate_limiter=rate_limiter)
 
 def build_app(configs:dict[str, AgentConfig], # the agents' configurations
               provider:str="openai", # "scripted" for a dry run; otherwise the configurations' provider is used
@@ -58,11 +63,14 @@ def build_app(configs:dict[str, AgentConfig], # the agents' configurations
               rps:Optional[float]=None, # rate limit, requests per second
               latency:float=0.0, # dry run: seconds per call
               dry_answer:str="42", # dry run: the answer
+              dry_wrong:float=0.0, # dry run: the share of runs that answer wrongly
+              seed:int=0, # dry run: the seed of the wrong answers
              ) -> tuple[Any, Any]:
     "The compiled graph and its tracer (None unless `tracing`)."
     limiter = make_rate_limiter(rps)
     if provider == "scripted":
-        return create_multi_agent_graph(configs, research_tools=[], llms=scripted_llm(dry_answer, latency, limiter),
+        llm = scripted_llm(dry_answer, latency, limiter, dry_wrong, seed)
+        return create_multi_agent_graph(configs, research_tools=[], llms=llm,
                                         checkpointer=checkpointer, tracing=tracing)
     return create_multi_agent_graph(configs, llms=real_llms(configs, llm_timeout, max_retries, limiter),
                                     checkpointer=checkpointer, tracing=tracing)
@@ -136,7 +144,8 @@ def component_of(metadata:dict) -> str:
 
 class StepLogger(BaseCallbackHandler):
     "Logs one structured line per graph step: task, component, step, duration and outcome."
-    def __init__(self, task_id:str): self.task_id, self._open = task_id, {}
+    def __init__(self, task_id:str, thread_id:Optional[str]=None):
+        self.task_id, self.thread_id, self._open = task_id, thread_id, {}
 
     def on_chain_start(self, serialized, inputs, *, run_id, tags=None, metadata=None, **kw):
         if any(t.startswith("graph:step:") for t in tags or ()): self._open[run_id] = (time.perf_counter(), metadata or {})
@@ -148,9 +157,35 @@ class StepLogger(BaseCallbackHandler):
         t0, md = opened
         f = {"event": "step", "task_id": self.task_id, "component": component_of(md), "step": md.get("langgraph_step"),
              "duration_s": round(time.perf_counter() - t0, 4), "status": "error" if error else "ok"}
+        if self.thread_id: f["thread_id"] = self.thread_id   # tells a task's repeats and votes apart
         if isinstance(outputs, dict) and outputs.get("current_step"): f["current_step"] = outputs["current_step"]
         if error is not None: f["error"] = f"{type(error).__name__}: {error}"
         step_log.info("%s (step %s) took %.3f s", f["component"], f["step"], f["duration_s"], extra=f)
+
+# %% ../../nbs/gaia/26_runner.ipynb #6fd59462
+class PathTracker(BaseCallbackHandler):
+    "A run's path: the agents in the order they ran, the critics' rejections and the tool calls."
+    def __init__(self):
+        self.agents, self.rejections, self.tool_calls, self._steps, self._lock = [], 0, 0, set(), threading.Lock()
+
+    def on_chain_start(self, serialized, inputs, *, run_id, tags=None, metadata=None, **kw):
+        if not any(t.startswith("graph:step:") for t in tags or ()): return
+        agent = component_of(metadata or {}).split("/")[0]
+        with self._lock:
+            self._steps.add(run_id)
+            if not self.agents or self.agents[-1] != agent: self.agents.append(agent)
+
+    def on_chain_end(self, outputs, *, run_id, **kw):
+        if run_id not in self._steps or not isinstance(outputs, dict): return
+        rejected = any(k.startswith("critic") and k.endswith("_decision") and v == "reject" for k, v in outputs.items())
+        with self._lock: self.rejections += rejected
+
+    def on_tool_start(self, serialized, input_str, **kw):
+        with self._lock: self.tool_calls += 1
+
+    def summary(self) -> dict:
+        "The path as a record field."
+        return {"agents": list(self.agents), "critic_rejections": self.rejections, "tool_calls": self.tool_calls}
 
 # %% ../../nbs/gaia/26_runner.ipynb #e62aa366
 class QuestionTimeout(BaseException):
@@ -164,6 +199,19 @@ class Deadline(BaseCallbackHandler):
     def check(self, *args, **kw):
         "Raise `QuestionTimeout` if the time is up."
         if time.monotonic() > self.at: raise QuestionTimeout(f"no answer within {self.seconds:g} s")
+    on_chain_start = on_chat_model_start = on_llm_start = on_tool_start = check
+
+class VoteStopped(QuestionTimeout):
+    "One run of a vote stopped because the vote was decided without it."
+
+class Stop(BaseCallbackHandler):
+    "Stops a run at its next step, model call or tool call once `event` is set."
+    raise_error = True
+    def __init__(self, event:threading.Event): self.event = event
+
+    def check(self, *args, **kw):
+        "Raise `VoteStopped` if the event is set."
+        if self.event.is_set(): raise VoteStopped("the vote was decided without this run")
     on_chain_start = on_chat_model_start = on_llm_start = on_tool_start = check
 
 # %% ../../nbs/gaia/26_runner.ipynb #b1d7a002
@@ -225,9 +273,12 @@ def run_key(out:str|Path, # the results file
 
 def thread_id_for(task_id:str, # the task
                   key:str="", # the run's key, from `run_key`
+                  repeat:int=0, # which repeat of the task (repeat 0 keeps the thread ids of runs without repeats)
+                  vote:Optional[int]=None, # which run of a vote, if the task is voted on
                  ) -> str:
-    "The checkpoint thread of a task in a run."
-    return f"{task_id}@{key}" if key else str(task_id)
+    "The checkpoint thread of a task (one repeat of it, one run of its vote) in a run."
+    tid = str(task_id) + (f"#r{repeat}" if repeat else "") + (f"#v{vote}" if vote is not None else "")
+    return f"{tid}@{key}" if key else tid
 
 def resume_mode(app, # a compiled graph
                 thread_id:str, # the task's thread
@@ -274,31 +325,108 @@ def _attempt(app, task:dict, config:dict, threads:Optional[_Threads]=None, budge
         mode = resume_mode(app, config["configurable"]["thread_id"])
         run = lambda: run_graph(app, task, config, mode, durability)
         state = run() if (left := time_left()) is None else call_within(run, left + GRACE_S, threads, budget)
-    except QuestionTimeout as e: status, error = "timeout", str(e)
+    except QuestionTimeout as e: status, error = "stopped" if isinstance(e, VoteStopped) else "timeout", str(e)
     except Exception as e: status, error = "error", f"{type(e).__name__}: {e}"
     if state.get("error"): status, error = "error", f"{state.get('error_component')}: {state['error']}"
     if status == "error" and time_left(1) == 0: status, error = "timeout", f"out of time ({error})"
     return state, mode, status, error
 
 # %% ../../nbs/gaia/26_runner.ipynb #3e0cfb0c
+def _run_once(app, task:dict, tid:str, callbacks:Sequence, durability:str, budget:Optional[float]) -> tuple[dict, dict]:
+    "One run of a task on thread `tid`: its final state, and its status, error, cost, resume mode, thread and path."
+    cost, path, threads, t0 = CostTracker(), PathTracker(), _Threads(), time.perf_counter()
+    handlers = [cost, path, StepLogger(task["task_id"], tid), threads, *callbacks]
+    config = {"configurable": {"thread_id": tid}, "callbacks": handlers}
+    state, mode, status, error = _attempt(app, task, config, threads, budget, durability)
+    return state, {"status": status, "error": error, **cost.totals(), "wall_time_s": round(time.perf_counter() - t0, 3),
+                   "resume": mode, "thread_id": tid, "path": path.summary()}
+
 def run_task(app, # a compiled graph
-             task:dict, # the task, from `load_tasks`
+             task:dict, # the task, from `load_tasks` (with `repeat`, from `pending_tasks`)
              key:str="", # the run's key, from `run_key`
-             timeout:Optional[float]=None, # seconds for the whole question
+             timeout:Optional[float]=None, # seconds for the whole question, all its votes together
              callbacks:Sequence=(), # more callback handlers, e.g. an Opik tracer
              durability:str="async", # when steps are saved, see `run_graph`
+             votes:int=1, # independent runs to vote over, see `run_votes`
+             early_stop:bool=False, # stop the vote's last runs once they cannot change the winner
+             extra:Optional[dict]=None, # more fields for the record, e.g. the model
             ) -> tuple[dict, bool]:
     "The task's result record, and whether its thread finished; failures are recorded, not raised."
-    tid, cost, t0, started = thread_id_for(task["task_id"], key), CostTracker(), time.perf_counter(), now_iso()
-    threads = _Threads()
-    handlers = [cost, StepLogger(task["task_id"]), threads, *([Deadline(timeout)] if timeout else []), *callbacks]
-    log.info("task %s started", task["task_id"], extra={"event": "task_start", "task_id": task["task_id"]})
+    t0, started, repeat = time.perf_counter(), now_iso(), task.get("repeat") or 0
+    handlers = [*([Deadline(timeout)] if timeout else []), *callbacks]
+    log.info("task %s started", task["task_id"],
+             extra={"event": "task_start", "task_id": task["task_id"], "repeat": repeat})
     with deadline_scope(timeout):
-        state, mode, status, error = _attempt(app, task, {"configurable": {"thread_id": tid}, "callbacks": handlers}, threads, timeout, durability)
-    record = _record(task, state, status=status, error=error, **cost.totals(),
-                     wall_time_s=round(time.perf_counter() - t0, 3), started_at=started, resume=mode, thread_id=tid)
-    log.info("task %s %s", task["task_id"], status, extra={"event": "task_end", **{k: v for k, v in record.items() if k != "reasoning_trace"}})
+        if votes > 1: state, meta = run_votes(app, task, key, votes, early_stop, handlers, durability, timeout)
+        else:
+            tid = thread_id_for(task["task_id"], key, repeat)
+            state, meta = _run_once(app, task, tid, handlers, durability, timeout)
+    meta |= {"wall_time_s": round(time.perf_counter() - t0, 3), "started_at": started, "repeat": repeat}
+    record = _record(task, state, **meta, **(extra or {}))
+    log.info("task %s %s", task["task_id"], record["status"],
+             extra={"event": "task_end", **{k: v for k, v in record.items() if k != "reasoning_trace"}})
     return record, bool(state)
+
+# %% ../../nbs/gaia/26_runner.ipynb #3e6600ce
+def _answer(task:dict, state:dict, status:str) -> str:
+    "A run's answer as it would be written, or '' if the run failed."
+    raw = state.get("final_answer") or ""
+    return normalize_answer(raw, task["question"]) if raw and status == "ok" else ""
+
+def _vote_failure(runs:list[dict]) -> tuple[str, str]:
+    "The status and error of a vote in which no run answered."
+    failed = [r for r in runs if r["status"] not in ("ok", "stopped")]
+    status = "timeout" if any(r["status"] == "timeout" for r in failed) else "error"
+    return status, next((r["error"] for r in failed if r.get("error")), "no run gave an answer")
+
+def run_votes(app, # a compiled graph
+              task:dict, # the task
+              key:str="", # the run's key
+              n:int=5, # runs to vote over
+              early_stop:bool=False, # stop the last runs once they cannot change the winner
+              callbacks:Sequence=(), # callback handlers of every run
+              durability:str="async", # when steps are saved
+              budget:Optional[float]=None, # the question's time budget, for messages
+             ) -> tuple[dict, dict]:
+    "The winning run's state, and the question's status, summed cost, path and `votes`."
+    stop, repeat, done, running = threading.Event(), task.get("repeat") or 0, [], {}
+    handlers = [*callbacks, *([Stop(stop)] if early_stop else [])]
+    pool = ThreadPoolExecutor(n, thread_name_prefix="gaia-vote")
+    def top_up():
+        "Start runs until as many are running as could decide the vote (all of them without early stopping)."
+        want = runs_to_decide([r["answer"] for _, r in done], n - len(done)) if early_stop else n
+        while len(done) + len(running) < n and len(running) < want and not stop.is_set():
+            v = len(done) + len(running)
+            running[pool.submit(contextvars.copy_context().run, _run_once, app, task,
+                                thread_id_for(task["task_id"], key, repeat, v), handlers, durability, budget)] = v
+    try:
+        top_up()
+        while running:
+            for f in wait(running, return_when=FIRST_COMPLETED).done:
+                state, run = f.result()
+                done.append((state, {"vote": running.pop(f), "answer": _answer(task, state, run["status"]), **run}))
+            if early_stop and decided([r["answer"] for _, r in done], n - len(done)): stop.set()
+            top_up()
+    finally: pool.shutdown(wait=False, cancel_futures=True)
+    runs, winner = [r for _, r in done], plurality(r["answer"] for _, r in done)
+    state, best = next(((s, r) for s, r in done if winner and vote_key(r["answer"]) == vote_key(winner)), ({}, runs[0]))
+    status, error = ("ok", None) if winner else _vote_failure(runs)
+    modes = {r["resume"] for r in runs}
+    return state, {"status": status, "error": error, **summed_cost(runs),
+                   "resume": next((m for m in ("unfinished", "finished") if m in modes), "new"),
+                   "thread_id": best["thread_id"], "path": best["path"],
+                   "votes": vote_summary([{k: v for k, v in r.items() if k != "error" or v} for r in runs], n,
+                                         len(runs) < n or any(r["status"] == "stopped" for r in runs))}
+
+# %% ../../nbs/gaia/26_runner.ipynb #e15d7261
+def _done_threads(record:dict, # a record just written
+                  finished:bool, # whether its run left a state
+                 ) -> list[str]:
+    "The checkpoint threads a written record no longer needs: its own, or its vote's (all of them once it has an answer)."
+    if "votes" in record:
+        keep = () if record["status"] == "ok" else ("timeout", "error")   # a failed vote resumes them on --retry-failed
+        return [r["thread_id"] for r in record["votes"]["runs"] if r["status"] not in keep]
+    return [record["thread_id"]] if finished else []
 
 # %% ../../nbs/gaia/26_runner.ipynb #96463bbb
 def run_batch(app, # a compiled graph
@@ -310,11 +438,15 @@ def run_batch(app, # a compiled graph
               callbacks:Sequence=(), # more callback handlers for every run
               on_record:Optional[Callable[[dict], None]]=None, # called with each record once written
               durability:str="async", # when steps are saved, see `run_graph`
+              votes:int=1, # runs to vote over per question, see `run_votes`
+              early_stop:bool=False, # stop a vote's last runs once they cannot change the winner
+              extra:Optional[dict]=None, # more fields for every record, e.g. the model
              ) -> list[dict]:
     "Answer `tasks` on `concurrency` threads, writing each record the moment it is final."
     def work(task):
-        record, finished = run_task(app, task, key, timeout, callbacks, durability)
-        if writer.write(record) and finished: forget(app, record["thread_id"])
+        record, finished = run_task(app, task, key, timeout, callbacks, durability, votes, early_stop, extra)
+        if writer.write(record):
+            for tid in _done_threads(record, finished): forget(app, tid)
         return record
     pool = ThreadPoolExecutor(max(1, concurrency), thread_name_prefix="gaia-task")
     futures, records = [pool.submit(work, t) for t in tasks], []

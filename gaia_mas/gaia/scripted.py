@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from typing import Callable
 
 # %% auto #0
-__all__ = ['role_of', 'happy_path_responder']
+__all__ = ['role_of', 'happy_path_responder', 'noisy_responder']
 
 # %% ../../nbs/gaia/23_scripted.ipynb #e8647890
 def role_of(messages:Sequence[BaseMessage], # a conversation that starts with the agent's system prompt
@@ -37,4 +37,24 @@ def happy_path_responder(answer:str="42", # what the finalizer answers
         "finalizer": {"final_answer": answer, "final_reasoning_trace": "Planned, researched, answered."},
     }
     def respond(messages): return replies.get(role_of(messages), {"error": "unknown role"})
+    return respond
+
+# %% ../../nbs/gaia/23_scripted.ipynb #59d9dc7d
+def noisy_responder(answer:str="42", # the right answer
+                    wrong:float=0.4, # the share of runs whose final answer is wrong
+                    seed:int=0, # the seed of the draws
+                    n_research:int=1, # research steps the planner asks for
+                   ) -> Callable:
+    "The happy path, but the finalizer's k-th answer to a question is wrong with probability `wrong`, seeded."
+    import hashlib, random, threading
+    base, seen, lock = happy_path_responder(answer, n_research), {}, threading.Lock()
+    def respond(messages):
+        reply = base(messages)
+        if role_of(messages) != "finalizer": return reply
+        text = "".join(str(m.content) for m in messages if not isinstance(m, SystemMessage))
+        q = hashlib.sha1(text.encode()).hexdigest()
+        with lock: k = seen[q] = seen.get(q, -1) + 1
+        rng = random.Random(f"{seed}:{q}:{k}")
+        if rng.random() >= wrong: return reply
+        return {**reply, "final_answer": rng.choice([f"{answer}0", f"{answer}1", "unknown"])}
     return respond

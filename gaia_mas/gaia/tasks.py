@@ -207,10 +207,11 @@ def drop_failed(path:str|Path, # the results file
 
 def pending_tasks(tasks:list[dict], # the selected tasks
                   records:list[dict], # the records already in the results file
+                  repeats:int=1, # how many times each task is answered
                  ) -> list[dict]:
-    "The tasks that have no record yet."
-    done = {r.get("task_id") for r in records}
-    return [t for t in tasks if t["task_id"] not in done]
+    "The (task, repeat) pairs that have no record yet, as tasks with a `repeat`; a record without one is repeat 0."
+    done = {(r.get("task_id"), r.get("repeat") or 0) for r in records}
+    return [{**t, "repeat": k} for k in range(repeats) for t in tasks if (t["task_id"], k) not in done]
 
 # %% ../../nbs/gaia/24_tasks.ipynb #39069a60
 @contextlib.contextmanager
