@@ -449,6 +449,9 @@ def cmd_report(args:argparse.Namespace) -> int:
     if not any(q["gold"] is not None for r in reports for q in r["questions"]):
         print("gaia-mas: the results carry no gold answers, so there is no accuracy; "
               "pass the task file: --gold metadata.jsonl", file=sys.stderr)
+    if tasks and (missing := {t["task_id"] for t in tasks} - {q["task_id"] for q in reports[0]["questions"]}):
+        print(f"gaia-mas: {len(missing)} tasks of {args.gold} have no record in {args.results[0]}; "
+              "the figures cover the tasks that were run", file=sys.stderr)
     if args.html: Path(args.html).write_text(report_html(reports, names), encoding="utf-8")
     if args.json: print(json.dumps(reports[0] if len(reports) == 1 else {"reports": dict(zip(names, reports)),
                                    "compare": compare(reports, names)}, indent=2, ensure_ascii=False))
