@@ -59,6 +59,13 @@ def test_older_files_and_bad_input(tmp_path):
     if FIXTURE.exists():   # a leaderboard file of an older run: gold beside the answer, no repeats, no cost
         rep = json.loads(gaia("report", FIXTURE, "--json").stdout)
         assert rep["accuracy"] == pytest.approx(37 / 53) and rep["repeats"] == 1 and rep["tokens"]["total"] == 0
+    # a record without a path gets it from the run's log
+    log = tmp_path/"run.jsonl"
+    log.write_text("".join(json.dumps({"event": "step", "task_id": "x", "component": c}) + "\n"
+                           for c in ["orchestrator", "planner", "expert/tools", "expert", "finalizer"]))
+    old = write(tmp_path/"old.jsonl", [{"task_id": "x", "model_answer": "1", "final_answer": "1"}])
+    (q,) = json.loads(gaia("report", old, "--log", log, "--json").stdout)["questions"]
+    assert q["runs"][0]["path"] == {"agents": ["planner", "expert", "finalizer"], "critic_rejections": None, "tool_calls": 1}
     r = gaia("report", tmp_path/"gone.jsonl")
     assert r.returncode == 2 and "results file not found" in r.stderr
     bad = tmp_path/"bad.json"; bad.write_text("[1]")

@@ -12,9 +12,9 @@ from .votes import vote_key
 
 # %% auto #0
 __all__ = ['PRICES', 'GOLD_KEYS', 'FAILURES', 'price_of', 'load_prices', 'runs_by_task', 'golds_of', 'failure_of', 'run_row',
-           'agreement', 'question_row', 'percentile', 'build_report', 'run_agreement', 'format_report', 'compare',
-           'format_compare', 'level_bars', 'cost_accuracy_chart', 'question_table', 'compare_table', 'report_html',
-           'cmd_report', 'add_report_parser']
+           'paths_from_logs', 'agreement', 'question_row', 'percentile', 'build_report', 'run_agreement',
+           'format_report', 'compare', 'format_compare', 'level_bars', 'cost_accuracy_chart', 'question_table',
+           'compare_table', 'report_html', 'cmd_report', 'add_report_parser']
 
 # %% ../../nbs/gaia/25a_report.ipynb #ca4dda7f
 PRICES = {  # USD per million tokens: (input, output)
@@ -86,15 +86,17 @@ def failure_of(record:Optional[dict], # the run's record; None if the file has n
     return None if gold is None or question_scorer(record["model_answer"], gold) else "wrong_answer"
 
 # %% ../../nbs/gaia/25a_report.ipynb #b8102138
-def _path(record:dict) -> dict:
-    "The run's path through the graph, as the runner records it; agents without the routing nodes."
-    p = record.get("path") or {}
+def _path(record:dict, logs:Optional[dict]=None) -> dict:
+    "The run's path through the graph, as the runner records it or else as its log shows it; no routing nodes."
+    logs = logs or {}
+    p = record.get("path") or logs.get(record.get("thread_id")) or logs.get(record.get("task_id")) or {}
     agents = [a for a in p.get("agents", []) if a not in ("orchestrator", "input_interface")]
     return {"agents": agents, "critic_rejections": p.get("critic_rejections"), "tool_calls": p.get("tool_calls")}
 
 def run_row(record:Optional[dict], # the run's record, or None
             repeat:int, # which repeat
             gold:Optional[str], # the gold answer
+            logs:Optional[dict]=None, # paths from run logs, from `paths_from_logs`, for records that hold none
            ) -> dict:
     "One run of a question as the report shows it."
     r = record or {}
@@ -103,10 +105,31 @@ def run_row(record:Optional[dict], # the run's record, or None
            "failure": fail, "status": r.get("status", "ok") if record else "missing", "error": r.get("error"),
            "input_tokens": r.get("input_tokens") or 0, "output_tokens": r.get("output_tokens") or 0,
            "llm_calls": r.get("llm_calls") or 0, "time_s": r.get("wall_time_s"), "model": r.get("model"),
-           "path": _path(r),
+           "path": _path(r, logs),
            "thread_id": r.get("thread_id")}
     if r.get("votes"): row["votes"] = r["votes"].get("answers", [])
     return row
+
+# %% ../../nbs/gaia/25a_report.ipynb #dedd7122
+def _log_path(steps:list[dict]) -> dict:
+    "A path from a run's step lines."
+    agents = []
+    for s in steps:
+        if (a := str(s.get("component", "")).split("/")[0]) and (not agents or agents[-1] != a): agents.append(a)
+    return {"agents": agents, "critic_rejections": None,
+            "tool_calls": sum(str(s.get("component", "")).endswith("/tools") for s in steps)}
+
+def paths_from_logs(*logs:str|Path, # run logs, as `gaia-mas run` writes them
+                   ) -> dict[str, dict]:
+    "Each run's path from its step lines, by thread id, or by task id where the log names no thread."
+    steps: dict = {}
+    for f in logs:
+        for line in Path(f).read_text(encoding="utf-8", errors="replace").splitlines():
+            if '"event": "step"' not in line: continue
+            try: s = json.loads(line)
+            except ValueError: continue
+            steps.setdefault(s.get("thread_id") or s.get("task_id"), []).append(s)
+    return {k: _log_path(v) for k, v in steps.items()}
 
 # %% ../../nbs/gaia/25a_report.ipynb #9d6f1e71
 def agreement(answers:list[Any], # each repeat's answer
@@ -120,9 +143,10 @@ def question_row(task_id:str, # the task
                  runs:dict[int, dict], # its records by repeat
                  gold:dict, # from `golds_of`: gold, level, question
                  k:int, # the number of repeats in the run
+                 logs:Optional[dict]=None, # paths from run logs
                 ) -> dict:
     "A question's runs, right count and agreement."
-    rows = [run_row(runs.get(r), r, gold.get("gold")) for r in range(k)]
+    rows = [run_row(runs.get(r), r, gold.get("gold"), logs) for r in range(k)]
     level = gold.get("level") or next((x.get("level") for x in runs.values() if x.get("level")), None)
     return {"task_id": task_id, "level": level, "question": gold.get("question") or "", "gold": gold.get("gold"),
             "runs": rows, "correct": sum(bool(x["correct"]) for x in rows),
@@ -159,11 +183,12 @@ def build_report(records:list[dict], # result records, from `read_results`
                  tasks:Optional[list[dict]]=None, # tasks with gold answers; None to use the records' own
                  prices:Optional[dict]=None, # from `load_prices`
                  default_model:Optional[str]="gpt-4o-mini", # the model of records that do not name one
+                 logs:Optional[dict]=None, # paths from run logs (`paths_from_logs`), for records that hold none
                 ) -> dict:
     "The run's figures: accuracy overall and per level over repeats, pass@k, tokens, cost, time, failures, questions."
     by_task, golds = runs_by_task(records), golds_of(records, tasks)
     k = max((max(runs) + 1 for runs in by_task.values()), default=1)
-    qs = [question_row(t, runs, golds.get(t, {}), k) for t, runs in by_task.items()]
+    qs = [question_row(t, runs, golds.get(t, {}), k, logs) for t, runs in by_task.items()]
     if tasks:
         order = {t["task_id"]: i for i, t in enumerate(tasks)}
         qs.sort(key=lambda q: order.get(q["task_id"], len(order)))
@@ -348,8 +373,9 @@ def _run_cell(x:dict) -> str:
     cls = "ok" if x["correct"] else "bad" if x["failure"] == "wrong_answer" else "fail" if x["failure"] else ""
     p, sub = x["path"], [f"{x['input_tokens']:,}/{x['output_tokens']:,} tok", _secs(x["time_s"])]
     if p["agents"]: sub.append("→".join(p["agents"]))
-    if p["critic_rejections"] is not None:
-        sub.append(f"{p['critic_rejections']} rejections, {p['tool_calls']} tool calls")
+    if p["tool_calls"] is not None:
+        sub.append(f"{'?' if p['critic_rejections'] is None else p['critic_rejections']} rejections, "
+                   f"{p['tool_calls']} tool calls")
     if x.get("votes"): sub.append("votes: " + ", ".join(f"{v['answer']}×{v['count']}" for v in x["votes"]))
     shown = x["answer"] or (x["failure"] or "").replace("_", " ")
     title = x["error"] or x["failure"] or "right"
@@ -418,10 +444,14 @@ def cmd_report(args:argparse.Namespace) -> int:
     for f in args.results:
         if not Path(f).is_file(): raise FileNotFoundError(f"results file not found: {f}")
     tasks, prices, names = load_tasks(args.gold) if args.gold else None, load_prices(args.prices), _names(args.results)
-    reports = [build_report(read_results(f, repair=False), tasks, prices, args.model) for f in args.results]
+    logs = paths_from_logs(*args.log) if args.log else None
+    reports = [build_report(read_results(f, repair=False), tasks, prices, args.model, logs) for f in args.results]
     if not any(q["gold"] is not None for r in reports for q in r["questions"]):
         print("gaia-mas: the results carry no gold answers, so there is no accuracy; "
               "pass the task file: --gold metadata.jsonl", file=sys.stderr)
+    if tasks and (missing := {t["task_id"] for t in tasks} - {q["task_id"] for q in reports[0]["questions"]}):
+        print(f"gaia-mas: {len(missing)} tasks of {args.gold} have no record in {args.results[0]}; "
+              "the figures cover the tasks that were run", file=sys.stderr)
     if args.html: Path(args.html).write_text(report_html(reports, names), encoding="utf-8")
     if args.json: print(json.dumps(reports[0] if len(reports) == 1 else {"reports": dict(zip(names, reports)),
                                    "compare": compare(reports, names)}, indent=2, ensure_ascii=False))
@@ -441,6 +471,7 @@ def add_report_parser(sub) -> None:
                                   "(default: the results' own, when their records carry them)")
     p.add_argument("--html", help="also write a self-contained HTML page here")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    p.add_argument("--log", action="append", help="a run's log (repeatable): the paths of records that hold none")
     p.add_argument("--prices", help='JSON file of prices per million tokens: {"model": {"input": USD, "output": USD}}')
     p.add_argument("--model", default="gpt-4o-mini",
                    help="the model of records that name none (default gpt-4o-mini, the run's default)")
