@@ -208,26 +208,34 @@ def ingest(kb:KnowledgeBase, # where to write
            paths:Sequence[str|Path], # files and folders
            meta:Optional[dict]=None, # tags for every chunk, e.g. {"team": "payments"}
            progress:bool=False, # show a progress bar (files, with the chunk count)
+           batch:int=2000, # chunks per write transaction (one document never splits)
           ) -> IngestReport:
     "Ingest files and folders; unchanged files are skipped, changed ones replaced, unreadable ones reported."
     from tqdm.auto import tqdm
     t0, rep = time.perf_counter(), IngestReport(semantic=kb.embeddings is not None)
-    files = list(iter_files(paths))
+    files, pending = list(iter_files(paths)), {}
     bar = tqdm(files, unit="file", disable=not progress, file=sys.stderr)
-    for f, why in bar:
-        if why: rep.skipped.append((str(f), why)); continue
-        if f.suffix.lower() not in SUPPORTED: rep.skipped.append((str(f), f"unsupported file type {f.suffix or '(none)'!r}")); continue
-        try:
-            doc, chunks = chunk_document(f, meta)
-            old = kb.doc_hash(doc["source"])
-            if old == doc["hash"]: rep.unchanged.append(doc["source"]); continue
-            if not chunks: rep.skipped.append((str(f), "no text found")); continue
-            kb.write_document(doc, chunks, kb.embed([embed_text(c) for c in chunks]))
-        except Exception as e:
-            log.info("skipped %s: %s", f, e)
-            rep.skipped.append((str(f), f"{type(e).__name__}: {str(e)[:200]}")); continue
-        (rep.updated if old else rep.added).append(doc["source"]); rep.chunks += len(chunks)
-        bar.set_postfix(chunks=rep.chunks, refresh=False)
+    def flush():
+        errors = kb.write_documents([(d, c, v) for d, c, v, _ in pending.values()])
+        for src, (doc, chunks, _, old) in pending.items():
+            if e := errors.get(src): rep.skipped.append((src, f"{type(e).__name__}: {str(e)[:200]}")); continue
+            (rep.updated if old else rep.added).append(src); rep.chunks += len(chunks)
+        pending.clear(); bar.set_postfix(chunks=rep.chunks, refresh=False)
+    with kb.bulk():
+        for f, why in bar:
+            if why: rep.skipped.append((str(f), why)); continue
+            if f.suffix.lower() not in SUPPORTED: rep.skipped.append((str(f), f"unsupported file type {f.suffix or '(none)'!r}")); continue
+            try:
+                doc, chunks = chunk_document(f, meta)
+                old = kb.doc_hash(doc["source"])
+                if old == doc["hash"] or doc["source"] in pending: rep.unchanged.append(doc["source"]); continue
+                if not chunks: rep.skipped.append((str(f), "no text found")); continue
+                pending[doc["source"]] = (doc, chunks, kb.embed([embed_text(c) for c in chunks]), old)
+            except Exception as e:
+                log.info("skipped %s: %s", f, e)
+                rep.skipped.append((str(f), f"{type(e).__name__}: {str(e)[:200]}")); continue
+            if sum(len(p[1]) for p in pending.values()) >= batch: flush()
+        if pending: flush()
     backfill_vectors(kb)
     rep.seconds = time.perf_counter() - t0
     return rep
