@@ -644,7 +644,8 @@ class PostgresKB(KnowledgeBase):
         if not self._has_vec_col():
             cur.execute("select pg_advisory_xact_lock(7120002)")
             cur.execute(f"alter table chunks add column if not exists embedding vector({int(dim)})")
-            cur.execute("create index if not exists chunks_hnsw on chunks using hnsw (embedding vector_cosine_ops)")
+            if not (self._bulk and self._bulk["dropped"]):
+                cur.execute("create index if not exists chunks_hnsw on chunks using hnsw (embedding vector_cosine_ops)")
         cur.execute("insert into kb_info values ('embedding_model', %s), ('embedding_dim', %s) on conflict (key) do update set value = excluded.value",
                     (embedding_name(self.embeddings), str(dim)))
 
@@ -655,6 +656,7 @@ class PostgresKB(KnowledgeBase):
     def write_documents(self, items):
         "Replace many documents in one transaction, their chunks by one binary COPY; {source: exception} for any that failed."
         items, errors = list(items), {}
+        self._bulk_reserve(sum(len(c) for _, c, _ in items))
         with self._write() as cur:
             dim = next((len(v[0]) for _, _, v in items if v), 0)
             if dim: self._ensure_vec(cur, dim)
@@ -667,7 +669,6 @@ class PostgresKB(KnowledgeBase):
                         with self.db.transaction(): self._copy(cur, [it], vec)
                     except Exception as e1: errors[it[0]["source"]] = e1
                 if len(items) == 1: errors[items[0][0]["source"]] = e
-        self._bulk_written(sum(len(c) for d, c, _ in items if d["source"] not in errors))
         return errors
 
     def _copy(self, cur, items, vec:bool):
@@ -686,29 +687,34 @@ class PostgresKB(KnowledgeBase):
         cur.executemany("insert into fields values (%s) on conflict do nothing",
                         sorted({(f,) for _, chunks, _ in items for ch in chunks for f in ch["metadata"]}))
 
-    # -- bulk loads: the HNSW index costs ~1 ms per inserted vector, about 5x its share of a rebuild ----------------------
+    # -- bulk loads: inserting into the HNSW index costs 1-2 ms per vector, 5-10x its share of a rebuild -------------------
     _bulk: Optional[dict] = None
 
     @contextlib.contextmanager
     def bulk(self):
-        "A large load: once it has written a quarter of the chunks held at its start (at least 2,000), the vector index is dropped, and rebuilt at the end."
+        "A large load: once it is to write an eighth of the chunks held at its start (and 256), the vector index is dropped till its end."
         state = self._bulk = {"start": self._q("select count(*) from chunks")[0][0], "written": 0, "dropped": False}
         self.db.execute("select pg_advisory_lock_shared(7120003)")  # tells openers not to rebuild the index meanwhile
         try: yield self
         finally:
             self._bulk = None
             try:
-                if state["dropped"]:
+                if state["dropped"] and self._has_vec_col():
                     with self._write() as cur: self._vector_index(cur)
+                if state["written"]:  # merge the GIN indexes' pending entries and refresh the planner's statistics
+                    self.db.execute("select gin_clean_pending_list('chunk_terms_tsv'), gin_clean_pending_list('chunks_meta')")
+                    self.db.execute("analyze chunks, chunk_terms")
             finally: self.db.execute("select pg_advisory_unlock_shared(7120003)")
 
-    def _bulk_written(self, n:int) -> None:
+    def _bulk_reserve(self, n:int) -> None:
+        "Count `n` chunks about to be written; drop the vector index before they are if the load has grown past the threshold."
         b = self._bulk
         if b is None or b["dropped"]: return
         b["written"] += n
-        if b["written"] >= max(b["start"] // 4, 2000) and self._q("select to_regclass('chunks_hnsw')")[0][0]:
-            with self._write() as cur: cur.execute("select pg_advisory_xact_lock(7120002)"); cur.execute("drop index if exists chunks_hnsw")
-            b["dropped"] = True
+        if b["written"] >= max(b["start"] // 8, 256):
+            if self._q("select to_regclass('chunks_hnsw')")[0][0]:
+                with self._write() as cur: cur.execute("select pg_advisory_xact_lock(7120002)"); cur.execute("drop index if exists chunks_hnsw")
+            b["dropped"] = True  # and `_ensure_vec` leaves a new vector column without its index till the end
 
     def _vector_index(self, cur) -> None:
         "Build the HNSW index, with the maintenance memory to hold its graph (a build that spills is several times slower)."

@@ -140,14 +140,14 @@ def test_bulk_load_defers_the_vector_index(pg_url, caplog):
         kb.write_documents([synthetic(0, 10)])
         assert index(kb)
         with kb.bulk():
-            kb.write_documents([synthetic(j, 300) for j in range(1, 4)])
-            assert index(kb)  # 900 chunks: below the threshold, the index is kept up as usual
+            kb.write_documents([synthetic(j, 100) for j in range(1, 3)])
+            assert index(kb)  # 200 chunks: below the threshold (256, or an eighth of the chunks at the start), kept up as usual
             kb.write_documents([synthetic(j, 300) for j in range(4, 8)])
-            assert not index(kb)  # past 2,000 chunks: dropped ...
+            assert not index(kb)  # past it: dropped before the batch is written ...
             with open_kb(url) as other: assert not index(other)  # ... and an opener leaves it to the loader
             q = synthetic(5, 300)[2][7]
             exact = kb.search("x", mode="semantic", k=3)  # without the index the search is exact
-        assert index(kb) and kb.stats()["vectors"] == 2110  # ... and rebuilt at the end
+        assert index(kb) and kb.stats()["vectors"] == 1410  # ... and rebuilt at the end
         hit = kb._vector(q, 1, [])[0]
         assert kb._rows([hit[0]])[hit[0]]["text"].startswith("chunk 5-7 ") and hit[1] == pytest.approx(1.0)
         assert [h.chunk_id for h in kb.search("x", mode="semantic", k=3)] == [h.chunk_id for h in exact]
