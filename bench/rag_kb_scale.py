@@ -50,9 +50,10 @@ def batches(texts, mat, start: int, stop: int):
     out = []
     for lo in range(start, stop, PER_DOC):
         j, hi = lo // PER_DOC, min(lo + PER_DOC, stop)
-        doc = {"source": f"/synthetic/doc{j:05d}.md", "hash": f"h{j}", "title": f"synthetic {j}", "filetype": "md", "metadata": {}}
-        chunks = [{"text": texts[i], "citation": f"doc{j:05d}.md", "text_hash": f"t{i}",
-                   "metadata": {"source": doc["source"], "title": doc["title"], "filetype": "md", "team": ["sre", "payments", "platform"][j % 3]}}
+        src = f"/synthetic/doc{j:05d}.md"
+        doc = {"source": src, "hash": f"h{j}", "title": f"synthetic {j}", "filetype": "md", "metadata": {}}
+        meta = {"source": src, "title": doc["title"], "filetype": "md", "team": ["sre", "payments", "platform"][j % 3]}
+        chunks = [{"text": texts[i], "citation": f"doc{j:05d}.md", "text_hash": f"t{i}", "metadata": meta}
                   for i in range(lo, hi)]
         out.append((doc, chunks, mat[lo:hi].tolist()))
     return [out[k:k + DOCS_PER_BATCH] for k in range(0, len(out), DOCS_PER_BATCH)]
@@ -86,14 +87,17 @@ def run(urls: dict, sizes: list[int], log) -> list[dict]:
                 w, total = load(kb, work)
                 st = kb.stats()
                 assert st["chunks"] == n and st["vectors"] == n, (name, st["chunks"], st["vectors"])
-                lvl["engines"][name] = {"write_chunks_per_s": round((n - done) / w), "with_index_chunks_per_s": round((n - done) / total),
-                                        "write_s": round(w, 2), "total_s": round(total, 2), "size_mib": round(st["size_bytes"] / 2**20, 1)}
+                lvl["engines"][name] = {"write_chunks_per_s": round((n - done) / w),
+                                        "with_index_chunks_per_s": round((n - done) / total),
+                                        "write_s": round(w, 2), "total_s": round(total, 2),
+                                        "size_mib": round(st["size_bytes"] / 2**20, 1)}
                 log(f"[{n}] {name} write: {lvl['engines'][name]}")
             done = n
-            retr = bm25s.BM25(); retr.index(bm25s.tokenize(texts[:n], stopwords="en", show_progress=False), show_progress=False)
+            tok = lambda xs: bm25s.tokenize(xs, stopwords="en", show_progress=False)
+            retr = bm25s.BM25(); retr.index(tok(texts[:n]), show_progress=False)
             m = mat[:n]
             kw = {name: (lambda q, kb=kb: kb._keyword(query_terms(q), 5, [])) for name, kb in kbs.items()}
-            kw["bm25s"] = lambda q: retr.retrieve(bm25s.tokenize([q], stopwords="en", show_progress=False), k=5, show_progress=False)
+            kw["bm25s"] = lambda q: retr.retrieve(tok([q]), k=5, show_progress=False)
             vec = {name: (lambda q, kb=kb: kb._vector(qvecs[q].tolist(), 5, [])) for name, kb in kbs.items()}
             vec["numpy"] = lambda q: np.argpartition(-(m @ qvecs[q]), 5)[:5]
             lvl["keyword"], lvl["vector"] = timed(kw, queries), timed(vec, queries)
@@ -108,7 +112,8 @@ def table(levels: list[dict]) -> str:
     f = lambda d: f"{d['p50_ms']:.2f} / {d['p95_ms']:.2f}"
     r = lambda a, b: f"{a['p50_ms'] / max(b['p50_ms'], 1e-6):.2f}x"
     out = ["## Ingest (write_documents batches of 2,000 chunks in one bulk load)", "",
-           "| chunks | engine | chunks/s writing | chunks/s incl. index rebuild | seconds (write / total) | MiB |", "|---|---|---|---|---|---|"]
+           "| chunks | engine | chunks/s writing | chunks/s incl. index rebuild | seconds (write / total) | MiB |",
+           "|---|---|---|---|---|---|"]
     for l in levels:
         for e, d in l["engines"].items():
             out.append(f"| {l['chunks']:,} | {e} | {d['write_chunks_per_s']:,} | {d['with_index_chunks_per_s']:,} | "
@@ -117,9 +122,11 @@ def table(levels: list[dict]) -> str:
             "| chunks | engine | keyword | vs bm25s | vector | vs NumPy |", "|---|---|---|---|---|---|"]
     for l in levels:
         for e in l["engines"]:
-            out.append(f"| {l['chunks']:,} | {e} | {f(l['keyword'][e])} | {r(l['keyword'][e], l['keyword']['bm25s'])} | "
-                       f"{f(l['vector'][e])} | {r(l['vector'][e], l['vector']['numpy'])} |")
-        out.append(f"| {l['chunks']:,} | bm25s / NumPy | {f(l['keyword']['bm25s'])} | 1x | {f(l['vector']['numpy'])} | 1x |")
+            kw, vec = l["keyword"], l["vector"]
+            out.append(f"| {l['chunks']:,} | {e} | {f(kw[e])} | {r(kw[e], kw['bm25s'])} | "
+                       f"{f(vec[e])} | {r(vec[e], vec['numpy'])} |")
+        out.append(f"| {l['chunks']:,} | bm25s / NumPy | {f(l['keyword']['bm25s'])} | 1x | "
+                   f"{f(l['vector']['numpy'])} | 1x |")
     return "\n".join(out)
 
 
@@ -129,7 +136,8 @@ def main(argv=None):
     p.add_argument("--out", type=Path, help="also write the results as JSON here")
     a = p.parse_args(argv)
     sizes, names = sorted(int(s) for s in a.sizes.split(",")), a.backends.split(",")
-    if unknown := set(names) - {"sqlite", "postgres"}: p.error(f"unknown backend(s) {sorted(unknown)}: use sqlite and/or postgres")
+    if unknown := set(names) - {"sqlite", "postgres"}:
+        p.error(f"unknown backend(s) {sorted(unknown)}: use sqlite and/or postgres")
     log = lambda m: print(m, file=sys.stderr, flush=True)
     with tempfile.TemporaryDirectory(prefix="gaia_kb_scale_") as tmp, contextlib.ExitStack() as stack:
         urls = {}

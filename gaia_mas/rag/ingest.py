@@ -224,7 +224,8 @@ def ingest(kb:KnowledgeBase, # where to write
     with kb.bulk():
         for f, why in bar:
             if why: rep.skipped.append((str(f), why)); continue
-            if f.suffix.lower() not in SUPPORTED: rep.skipped.append((str(f), f"unsupported file type {f.suffix or '(none)'!r}")); continue
+            if f.suffix.lower() not in SUPPORTED:
+                rep.skipped.append((str(f), f"unsupported file type {f.suffix or '(none)'!r}")); continue
             try:
                 doc, chunks = chunk_document(f, meta)
                 old = kb.doc_hash(doc["source"])

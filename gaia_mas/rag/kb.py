@@ -452,12 +452,14 @@ class SQLiteKB(KnowledgeBase):
 
     def _write_one(self, db, doc, chunks, vectors):
         self._delete(db, doc["source"])
-        db.execute("insert into documents values (?,?,?,?,?,?,?,?)", (doc["source"], doc["hash"], doc.get("title"), doc.get("filetype"),
-                   doc.get("modified"), len(chunks), time.strftime("%Y-%m-%dT%H:%M:%S"), json.dumps(doc.get("metadata", {}))))
+        db.execute("insert into documents values (?,?,?,?,?,?,?,?)",
+                   (doc["source"], doc["hash"], doc.get("title"), doc.get("filetype"), doc.get("modified"), len(chunks),
+                    time.strftime("%Y-%m-%dT%H:%M:%S"), json.dumps(doc.get("metadata", {}))))
         if vectors: self._ensure_vec(db, len(vectors[0]))
         for j, ch in enumerate(chunks):
             m = ch["metadata"]
-            cid = db.execute("insert into chunks(source, ord, text, citation, text_hash, metadata) values (?,?,?,?,?,?)",
+            cid = db.execute("insert into chunks(source, ord, text, citation, text_hash, metadata) "
+                             "values (?,?,?,?,?,?)",
                              (doc["source"], j, ch["text"], ch["citation"], ch["text_hash"], json.dumps(m))).lastrowid
             db.execute("insert into chunks_fts(rowid, text, title, section) values (?,?,?,?)",
                        (cid, ch["text"], m.get("title") or "", m.get("section") or ""))
@@ -524,14 +526,15 @@ create table if not exists chunks(id bigserial primary key, source text not null
   ord integer, text text not null, citation text, text_hash text, metadata jsonb not null);
 create index if not exists chunks_source on chunks(source);
 create index if not exists chunks_meta on chunks using gin(metadata);
-create table if not exists chunk_terms(id bigint primary key references chunks(id) on delete cascade, tsv tsvector not null);
+create table if not exists chunk_terms(id bigint primary key references chunks(id) on delete cascade,
+  tsv tsvector not null);
 create index if not exists chunk_terms_tsv on chunk_terms using gin(tsv);
 create table if not exists fields(name text primary key);
 create table if not exists embed_cache(model text, text_hash text, vector real[], primary key(model, text_hash));
 """
 # a chunk's search terms: title and section weighted A, text D, English stemming
-_PG_TSV = ("setweight(to_tsvector('english', coalesce(c.metadata->>'title', '') || ' ' || coalesce(c.metadata->>'section', '')), 'A')"
-           " || to_tsvector('english', c.text)")
+_PG_TSV = ("setweight(to_tsvector('english', coalesce(c.metadata->>'title', '') || ' ' || "
+           "coalesce(c.metadata->>'section', '')), 'A') || to_tsvector('english', c.text)")
 
 def _pg_migrate(cur) -> None:
     "Move the terms of a knowledge base made before `chunk_terms` existed (a `tsv` column inside `chunks`), once."
@@ -542,7 +545,7 @@ def _pg_migrate(cur) -> None:
     cur.execute("drop index if exists chunks_tsv"); cur.execute("alter table chunks drop column tsv")
 
 def _pgvec(v:Sequence[float]) -> bytes:
-    "A vector in pgvector's binary format (dimensions, a reserved zero, big-endian float4s), for COPY ... (format binary)."
+    "A vector in pgvector's binary format (dimensions, a reserved zero, big-endian float4s), for a binary COPY."
     return struct.pack(f">HH{len(v)}f", len(v), 0, *v)
 
 def pg_where(conds:list[tuple[str, str, Any]]) -> tuple[str, list]:
@@ -575,8 +578,9 @@ class PostgresKB(KnowledgeBase):
         with self._write() as cur:
             cur.execute("select pg_advisory_xact_lock(7120001)"); cur.execute(_PG_SCHEMA); _pg_migrate(cur)
             if self._has_vec_col() and not self._q("select to_regclass('chunks_hnsw')")[0][0] \
-               and self._q("select pg_try_advisory_xact_lock(7120003)")[0][0]:  # no bulk load running: one was interrupted
-                log.warning("rebuilding the vector index of %s, dropped by an interrupted bulk load", url); self._vector_index(cur)
+               and self._q("select pg_try_advisory_xact_lock(7120003)")[0][0]:  # no bulk load runs: one was killed
+                log.warning("rebuilding the vector index of %s, dropped by an interrupted bulk load", url)
+                self._vector_index(cur)
         self.embeddings = embeddings if embeddings is not None else default_embeddings(self.info("embedding_model"))
         self.check_embedder()
 
@@ -611,7 +615,7 @@ class PostgresKB(KnowledgeBase):
     def _keyword(self, terms, n, conds):
         if not terms: return []
         where, params = pg_where(conds)
-        join = " join chunks c on c.id = t.id" if conds else ""  # filters need the metadata; plain searches read only chunk_terms
+        join = " join chunks c on c.id = t.id" if conds else ""  # filters need metadata; plain searches only terms
         return self._q(f"select t.id, ts_rank(t.tsv, q, 1) from chunk_terms t{join}, to_tsquery('english', %s) q "
                        f"where t.tsv @@ q{where} order by 2 desc, t.id limit %s", [" | ".join(terms), *params, n])
 
@@ -654,8 +658,9 @@ class PostgresKB(KnowledgeBase):
         if err := self.write_documents([(doc, chunks, vectors)]).get(doc["source"]): raise err
 
     def write_documents(self, items):
-        "Replace many documents in one transaction, their chunks by one binary COPY; {source: exception} for any that failed."
+        "Replace many documents in one transaction, chunks by one binary COPY; {source: exception} for any that failed."
         items, errors = list(items), {}
+        if not items: return errors
         self._bulk_reserve(sum(len(c) for _, c, _ in items))
         with self._write() as cur:
             dim = next((len(v[0]) for _, _, v in items if v), 0)
@@ -675,10 +680,13 @@ class PostgresKB(KnowledgeBase):
         from psycopg.types.json import Jsonb
         srcs, now = [d["source"] for d, _, _ in items], time.strftime("%Y-%m-%dT%H:%M:%S")
         cur.execute("delete from documents where source = any(%s)", (srcs,))  # cascades to chunks and chunk_terms
-        cur.executemany("insert into documents values (%s,%s,%s,%s,%s,%s,%s,%s)", [(d["source"], d["hash"], d.get("title"),
-                        d.get("filetype"), d.get("modified"), len(c), now, json.dumps(d.get("metadata", {}))) for d, c, _ in items])
-        with cur.copy(f"copy chunks(source, ord, text, citation, text_hash, metadata{', embedding' if vec else ''}) from stdin (format binary)") as cp:
-            cp.set_types(["text", "int4", "text", "text", "text", "jsonb"] + (["bytea"] if vec else []))  # bytea: sent as-is to vector_recv
+        cur.executemany("insert into documents values (%s,%s,%s,%s,%s,%s,%s,%s)",
+                        [(d["source"], d["hash"], d.get("title"), d.get("filetype"), d.get("modified"), len(c), now,
+                          json.dumps(d.get("metadata", {}))) for d, c, _ in items])
+        cols = "source, ord, text, citation, text_hash, metadata" + (", embedding" if vec else "")
+        with cur.copy(f"copy chunks({cols}) from stdin (format binary)") as cp:
+            # the vector goes as bytes, which the server hands to pgvector's binary input function
+            cp.set_types(["text", "int4", "text", "text", "text", "jsonb"] + (["bytea"] if vec else []))
             for d, chunks, vectors in items:
                 for j, ch in enumerate(chunks):
                     cp.write_row((d["source"], j, ch["text"], ch["citation"], ch["text_hash"], Jsonb(ch["metadata"]),
@@ -687,12 +695,12 @@ class PostgresKB(KnowledgeBase):
         cur.executemany("insert into fields values (%s) on conflict do nothing",
                         sorted({(f,) for _, chunks, _ in items for ch in chunks for f in ch["metadata"]}))
 
-    # -- bulk loads: inserting into the HNSW index costs 1-2 ms per vector, 5-10x its share of a rebuild -------------------
+    # -- bulk loads: inserting into the HNSW index costs 1-2 ms per vector, 5-10x its share of a rebuild ------------
     _bulk: Optional[dict] = None
 
     @contextlib.contextmanager
     def bulk(self):
-        "A large load: once it is to write an eighth of the chunks held at its start (and 256), the vector index is dropped till its end."
+        "A large load: past an eighth of the chunks at its start (and 256), the vector index waits for its end."
         state = self._bulk = {"start": self._q("select count(*) from chunks")[0][0], "written": 0, "dropped": False}
         self.db.execute("select pg_advisory_lock_shared(7120003)")  # tells openers not to rebuild the index meanwhile
         try: yield self
@@ -701,23 +709,29 @@ class PostgresKB(KnowledgeBase):
             try:
                 if state["dropped"] and self._has_vec_col():
                     with self._write() as cur: self._vector_index(cur)
-                if state["written"]:  # merge the GIN indexes' pending entries and refresh the planner's statistics
-                    self.db.execute("select gin_clean_pending_list('chunk_terms_tsv'), gin_clean_pending_list('chunks_meta')")
-                    self.db.execute("analyze chunks, chunk_terms")
+                if state["written"]: self._tidy()
             finally: self.db.execute("select pg_advisory_unlock_shared(7120003)")
 
+    def _tidy(self) -> None:
+        "Merge the GIN indexes' pending entries and refresh the planner's statistics (as the owner; else autovacuum will)."
+        with contextlib.suppress(self._psycopg.Error):
+            self.db.execute("select gin_clean_pending_list('chunk_terms_tsv'), gin_clean_pending_list('chunks_meta')")
+            self.db.execute("analyze chunks, chunk_terms")
+
     def _bulk_reserve(self, n:int) -> None:
-        "Count `n` chunks about to be written; drop the vector index before they are if the load has grown past the threshold."
+        "Count `n` chunks about to be written; drop the vector index first if that takes the load past the threshold."
         b = self._bulk
         if b is None or b["dropped"]: return
         b["written"] += n
         if b["written"] >= max(b["start"] // 8, 256):
             if self._q("select to_regclass('chunks_hnsw')")[0][0]:
-                with self._write() as cur: cur.execute("select pg_advisory_xact_lock(7120002)"); cur.execute("drop index if exists chunks_hnsw")
+                with self._write() as cur:
+                    cur.execute("select pg_advisory_xact_lock(7120002)")
+                    cur.execute("drop index if exists chunks_hnsw")
             b["dropped"] = True  # and `_ensure_vec` leaves a new vector column without its index till the end
 
     def _vector_index(self, cur) -> None:
-        "Build the HNSW index, with the maintenance memory to hold its graph (a build that spills is several times slower)."
+        "Build the HNSW index, with the maintenance memory to hold its graph (a build that spills is much slower)."
         n, dim = self._q("select count(*) from chunks")[0][0], int(self.info("embedding_dim") or 1536)
         cur.execute("select pg_advisory_xact_lock(7120002)")
         cur.execute(f"set local maintenance_work_mem = '{min(max(64, n * (4 * dim + 400) * 3 // 2 // 2**20), 4096)}MB'")
@@ -747,7 +761,8 @@ class PostgresKB(KnowledgeBase):
                 "vectors": one("select count(embedding) from chunks") if self._has_vec_col() else 0,
                 "embedding_model": self.info("embedding_model"), "embedder_available": self.embeddings is not None,
                 "size_bytes": one("select pg_total_relation_size('chunks') + pg_total_relation_size('documents') + pg_total_relation_size('embed_cache')"),
-                "index_bytes": {"text": one("select pg_table_size('chunks')"), "keyword": one("select pg_total_relation_size('chunk_terms')"),
+                "index_bytes": {"text": one("select pg_table_size('chunks')"),
+                                "keyword": one("select pg_total_relation_size('chunk_terms')"),
                                 "vector": one("select coalesce(pg_relation_size(to_regclass('chunks_hnsw')), 0)"),
                                 "metadata": one("select pg_relation_size('chunks_meta')"), "embedding_cache": one("select pg_total_relation_size('embed_cache')")},
                 "fields": sorted(self.fields())}

@@ -23,7 +23,8 @@ def test_a_bad_document_does_not_sink_its_batch(kb_url):
         good1, bad, good2 = items(kb, ["circuit-breakers.md", "idempotency.md", "rate-limiting.md"])
         assert not kb.write_documents([bad])  # an earlier, good version of the bad document
         before = kb.stats()["chunks"]
-        broken = ({**bad[0], "hash": "new"}, bad[1] + [{"text": None, "citation": "x", "text_hash": "x", "metadata": {}}], None)
+        null_text = {"text": None, "citation": "x", "text_hash": "x", "metadata": {}}  # violates NOT NULL
+        broken = ({**bad[0], "hash": "new"}, bad[1] + [null_text], None)
         errors = kb.write_documents([good1, broken, good2])
         assert set(errors) == {bad[0]["source"]} and isinstance(errors[bad[0]["source"]], Exception)
         s = kb.stats()
@@ -36,7 +37,8 @@ def test_a_bad_document_does_not_sink_its_batch(kb_url):
 
 def test_ingest_batches_report_each_document(kb_url, tmp_path):
     d = tmp_path/"d"; d.mkdir()
-    for n in ("circuit-breakers.md", "idempotency.md", "rate-limiting.md", "load-balancing.md"): (d/n).write_bytes((DOCS/n).read_bytes())
+    for n in ("circuit-breakers.md", "idempotency.md", "rate-limiting.md", "load-balancing.md"):
+        (d/n).write_bytes((DOCS/n).read_bytes())
     with open_kb(kb_url, HashEmbeddings(64)) as kb:
         calls, real = [], kb.write_documents
         kb.write_documents = lambda its: calls.append([i[0]["source"] for i in its]) or real(its)
@@ -99,24 +101,30 @@ def test_old_schema_opens_and_ranks_the_same(pg_url, caplog):
                 try: doc, chunks = chunk_document(f)
                 except Exception: continue
                 if not chunks: continue
-                db.execute("insert into documents values (%s,%s,%s,%s,%s,%s,%s,%s)", (doc["source"], doc["hash"], doc["title"],
-                           doc["filetype"], doc["modified"], len(chunks), "2025-01-01T00:00:00", json.dumps(doc["metadata"])))
+                db.execute("insert into documents values (%s,%s,%s,%s,%s,%s,%s,%s)",
+                           (doc["source"], doc["hash"], doc["title"], doc["filetype"], doc["modified"], len(chunks),
+                            "2025-01-01T00:00:00", json.dumps(doc["metadata"])))
                 vecs = emb.embed_documents([embed_text(c) for c in chunks])
                 with db.cursor() as cur:
                     cur.executemany("insert into chunks(source, ord, text, citation, text_hash, metadata, embedding) "
-                                    "values (%s,%s,%s,%s,%s,%s,%s::vector)", [(doc["source"], j, c["text"], c["citation"], c["text_hash"],
-                                    json.dumps(c["metadata"]), str(v)) for j, (c, v) in enumerate(zip(chunks, vecs))])
-            old = {g["question"]: db.execute(OLD_KEYWORD, (" | ".join(query_terms(g["question"])), 20)).fetchall() for g in GOLDEN}
+                                    "values (%s,%s,%s,%s,%s,%s,%s::vector)",
+                                    [(doc["source"], j, c["text"], c["citation"], c["text_hash"],
+                                      json.dumps(c["metadata"]), str(v))
+                                     for j, (c, v) in enumerate(zip(chunks, vecs))])
+            old = {g["question"]: db.execute(OLD_KEYWORD, (" | ".join(query_terms(g["question"])), 20)).fetchall()
+                   for g in GOLDEN}
             n_chunks = db.execute("select count(*) from chunks").fetchone()[0]
         with caplog.at_level(logging.WARNING, logger="gaia_mas.rag.kb"), open_kb(url) as kb:
             assert "chunk_terms" in caplog.text and kb.embeddings.model == "hash-64"
             for q, rows in old.items():
                 new = kb._keyword(query_terms(q), 20, [])
-                assert [i for i, _ in new] == [i for i, _ in rows] and [s for _, s in new] == pytest.approx([s for _, s in rows]), q
+                assert [i for i, _ in new] == [i for i, _ in rows], q
+                assert [s for _, s in new] == pytest.approx([s for _, s in rows]), q
             assert kb.stats()["chunks"] == n_chunks and not kb._q("select 1 from information_schema.columns "
                                                                 "where table_name = 'chunks' and column_name = 'tsv'")
         caplog.clear()
-        with caplog.at_level(logging.WARNING, logger="gaia_mas.rag.kb"), open_kb(url) as kb:  # once: the second open moves nothing
+        # once: the second open moves nothing
+        with caplog.at_level(logging.WARNING, logger="gaia_mas.rag.kb"), open_kb(url) as kb:
             assert "chunk_terms" not in caplog.text and kb._q("select count(*) from chunk_terms")[0][0] == n_chunks
             rep = ingest(kb, [DOCS])  # and the migrated knowledge base takes writes as before
             assert not rep.added and not rep.updated and kb.search("circuit breaker half-open", k=1)
@@ -127,8 +135,9 @@ def synthetic(j, n, dim=16):
     import random
     rng = random.Random(j)
     doc = {"source": f"/synthetic/d{j}.md", "hash": f"h{j}", "title": f"doc {j}", "filetype": "md", "metadata": {}}
-    chunks = [{"text": f"chunk {j}-{i} word{rng.randrange(50)} word{rng.randrange(50)}", "citation": f"d{j}.md", "text_hash": f"{j}-{i}",
-               "metadata": {"source": doc["source"], "title": doc["title"], "filetype": "md"}} for i in range(n)]
+    meta = {"source": doc["source"], "title": doc["title"], "filetype": "md"}
+    chunks = [{"text": f"chunk {j}-{i} word{rng.randrange(50)} word{rng.randrange(50)}", "citation": f"d{j}.md",
+               "text_hash": f"{j}-{i}", "metadata": meta} for i in range(n)]
     vecs = [[rng.gauss(0, 1) for _ in range(dim)] for _ in range(n)]
     return doc, chunks, vecs
 
@@ -141,7 +150,7 @@ def test_bulk_load_defers_the_vector_index(pg_url, caplog):
         assert index(kb)
         with kb.bulk():
             kb.write_documents([synthetic(j, 100) for j in range(1, 3)])
-            assert index(kb)  # 200 chunks: below the threshold (256, or an eighth of the chunks at the start), kept up as usual
+            assert index(kb)  # 200 chunks: below the threshold (256, or an eighth of the chunks at the start): kept up
             kb.write_documents([synthetic(j, 300) for j in range(4, 8)])
             assert not index(kb)  # past it: dropped before the batch is written ...
             with open_kb(url) as other: assert not index(other)  # ... and an opener leaves it to the loader
