@@ -701,6 +701,7 @@ class PostgresKB(KnowledgeBase):
     @contextlib.contextmanager
     def bulk(self):
         "A large load: past an eighth of the chunks at its start (and 256), the vector index waits for its end."
+        if self._bulk is not None: yield self; return  # nested in another bulk load: that one decides
         state = self._bulk = {"start": self._q("select count(*) from chunks")[0][0], "written": 0, "dropped": False}
         self.db.execute("select pg_advisory_lock_shared(7120003)")  # tells openers not to rebuild the index meanwhile
         try: yield self

@@ -148,7 +148,7 @@ def test_bulk_load_defers_the_vector_index(pg_url, caplog):
     with fresh_database(pg_url, "kb_bulk") as url, open_kb(url, HashEmbeddings(16)) as kb:
         kb.write_documents([synthetic(0, 10)])
         assert index(kb)
-        with kb.bulk():
+        with kb.bulk(), kb.bulk():  # a nested bulk load leaves the decisions to the outer one
             kb.write_documents([synthetic(j, 100) for j in range(1, 3)])
             assert index(kb)  # 200 chunks: below the threshold (256, or an eighth of the chunks at the start): kept up
             kb.write_documents([synthetic(j, 300) for j in range(4, 8)])
