@@ -237,7 +237,7 @@ def ingest(kb:KnowledgeBase, # where to write
                 rep.skipped.append((str(f), f"{type(e).__name__}: {str(e)[:200]}")); continue
             if sum(len(p[1]) for p in pending.values()) >= batch: flush()
         if pending: flush()
-    backfill_vectors(kb)
+        backfill_vectors(kb)
     rep.seconds = time.perf_counter() - t0
     return rep
 

@@ -749,9 +749,16 @@ class PostgresKB(KnowledgeBase):
         return [tuple(r) for r in self._q("select id, text from chunks where embedding is null order by id limit %s", (limit,))]
 
     def set_vectors(self, pairs):
+        "Store vectors for existing chunks: one binary COPY into a temporary table, then one UPDATE."
+        if not pairs: return
+        self._bulk_reserve(len(pairs))
         with self._write() as cur:
             self._ensure_vec(cur, len(pairs[0][1]))
-            cur.executemany("update chunks set embedding = %s::vector where id = %s", [(str(list(v)), i) for i, v in pairs])
+            cur.execute("create temp table new_vectors(id bigint, embedding vector) on commit drop")
+            with cur.copy("copy new_vectors from stdin (format binary)") as cp:
+                cp.set_types(["int8", "bytea"])
+                for i, v in pairs: cp.write_row((i, _pgvec(v)))
+            cur.execute("update chunks c set embedding = n.embedding from new_vectors n where c.id = n.id")
 
     def sources(self): return [r[0] for r in self._q("select source from documents order by source")]
 
