@@ -253,36 +253,53 @@ def backfill_vectors(kb:KnowledgeBase, batch:int=256) -> int:
         kb.set_vectors(list(zip([i for i, _ in todo], kb.embed([t for _, t in todo])))); n += len(todo)
     return n
 
+
+def _prepared(kb:KnowledgeBase, f:Path, why:Optional[str], meta:Optional[dict], parse:Callable, pending:dict,
+              rep:IngestReport) -> Optional[tuple]:
+    "A file parsed, chunked and embedded for the next batch: (doc, chunks, vectors, old hash); None, noted in `rep`."
+    if why: rep.skipped.append((str(f), why)); return None
+    if f.suffix.lower() not in SUPPORTED:
+        rep.skipped.append((str(f), f"unsupported file type {f.suffix or '(none)'!r}")); return None
+    try: doc, chunks = parse(f, meta)
+    except Exception as e:
+        log.info("skipped %s: %s", f, e)
+        rep.skipped.append((str(f), f"{type(e).__name__}: {str(e)[:200]}")); return None
+    old = kb.doc_hash(doc["source"])
+    if old == doc["hash"] or doc["source"] in pending: rep.unchanged.append(doc["source"]); return None
+    if not chunks: rep.skipped.append((str(f), "no text found")); return None
+    return doc, chunks, kb.embed([embed_text(c) for c in chunks]), old
+
+def _flush(kb:KnowledgeBase, pending:dict, rep:IngestReport) -> None:
+    "Write the pending documents in one transaction; those the knowledge base did not take are `failed`."
+    try: errors = kb.write_documents([(d, c, v) for d, c, v, _ in pending.values()])
+    except Exception as e: errors = dict.fromkeys(pending, e)  # locked, full, gone: the documents were fine
+    for src, (doc, chunks, _, old) in pending.items():
+        if e := errors.get(src):
+            log.warning("failed to write %s: %s", src, e)
+            rep.failed.append((src, f"{type(e).__name__}: {str(e)[:200]}")); continue
+        (rep.updated if old else rep.added).append(src); rep.chunks += len(chunks)
+    pending.clear()
+
 def ingest(kb:KnowledgeBase, # where to write
            paths:Sequence[str|Path], # files and folders
            meta:Optional[dict]=None, # tags for every chunk, e.g. {"team": "payments"}
            progress:bool=False, # show a progress bar (files, with the chunk count)
            budget:Optional[Budget]=Budget(), # time and memory per file, parsed in a worker process; None parses here
            follow_links:bool=False, # follow symbolic links that lead outside the folders given
+           batch:int=2000, # chunks per write transaction (one document never splits)
           ) -> IngestReport:
     "Ingest files and folders; unchanged files are skipped, changed ones replaced, unreadable ones reported."
     from tqdm.auto import tqdm
     t0, rep = time.perf_counter(), IngestReport(semantic=kb.embeddings is not None)
-    files, parse = list(iter_files(paths, follow_links)), _parser(budget)
+    files, parse, pending = list(iter_files(paths, follow_links)), _parser(budget), {}
     bar = tqdm(files, unit="file", disable=not progress, file=sys.stderr)
-    for f, why in bar:
-        if why: rep.skipped.append((str(f), why)); continue
-        if f.suffix.lower() not in SUPPORTED: rep.skipped.append((str(f), f"unsupported file type {f.suffix or '(none)'!r}")); continue
-        try: doc, chunks = parse(f, meta)
-        except Exception as e:
-            log.info("skipped %s: %s", f, e)
-            rep.skipped.append((str(f), f"{type(e).__name__}: {str(e)[:200]}")); continue
-        try:
-            old = kb.doc_hash(doc["source"])
-            if old == doc["hash"]: rep.unchanged.append(doc["source"]); continue
-            if not chunks: rep.skipped.append((str(f), "no text found")); continue
-            kb.write_document(doc, chunks, kb.embed([embed_text(c) for c in chunks]))
-        except Exception as e:  # the document was fine; the knowledge base did not take it (locked, full, gone)
-            log.warning("failed to write %s: %s", f, e)
-            rep.failed.append((str(f), f"{type(e).__name__}: {str(e)[:200]}")); continue
-        (rep.updated if old else rep.added).append(doc["source"]); rep.chunks += len(chunks)
-        bar.set_postfix(chunks=rep.chunks, refresh=False)
-    backfill_vectors(kb)
+    with kb.bulk():
+        for f, why in bar:
+            if item := _prepared(kb, f, why, meta, parse, pending, rep): pending[item[0]["source"]] = item
+            if sum(len(p[1]) for p in pending.values()) >= batch: _flush(kb, pending, rep)
+            bar.set_postfix(chunks=rep.chunks, refresh=False)
+        if pending: _flush(kb, pending, rep)
+        backfill_vectors(kb)
     rep.seconds = time.perf_counter() - t0
     return rep
 

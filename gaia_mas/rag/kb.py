@@ -243,6 +243,10 @@ class KnowledgeBase:
     def _rows(self, ids): raise NotImplementedError
     def _cached(self, model, keys) -> dict: raise NotImplementedError
     def _cache(self, model, vectors:dict) -> None: raise NotImplementedError
+    def write_documents(self, items) -> dict: raise NotImplementedError
+    def bulk(self):
+        "A context for a large load, where an engine may defer index upkeep to the end (SQLite needs none)."
+        return contextlib.nullcontext(self)
     def __enter__(self): return self
     def __exit__(self, *exc): self.close()
     def __repr__(self): return f"{type(self).__name__}({self.url!r})"
@@ -434,19 +438,35 @@ class SQLiteKB(KnowledgeBase):
                        vectors:Optional[Sequence[Sequence[float]]]=None, # one per chunk, or None
                       ) -> None:
         "Replace `doc['source']` and its chunks in one transaction."
+        if err := self.write_documents([(doc, chunks, vectors)]).get(doc["source"]): raise err
+
+    def write_documents(self, items:Iterable[tuple], # (doc, chunks, vectors) triples, as for `write_document`
+                       ) -> dict:
+        "Replace many documents in one transaction, each in a savepoint; {source: exception} for any that failed."
+        errors = {}
         with self._write() as db:
-            self._delete(db, doc["source"])
-            db.execute("insert into documents values (?,?,?,?,?,?,?,?)", (doc["source"], doc["hash"], doc.get("title"), doc.get("filetype"),
-                       doc.get("modified"), len(chunks), time.strftime("%Y-%m-%dT%H:%M:%S"), json.dumps(doc.get("metadata", {}))))
-            if vectors: self._ensure_vec(db, len(vectors[0]))
-            for j, ch in enumerate(chunks):
-                m = ch["metadata"]
-                cid = db.execute("insert into chunks(source, ord, text, citation, text_hash, metadata) values (?,?,?,?,?,?)",
-                                 (doc["source"], j, ch["text"], ch["citation"], ch["text_hash"], json.dumps(m))).lastrowid
-                db.execute("insert into chunks_fts(rowid, text, title, section) values (?,?,?,?)",
-                           (cid, ch["text"], m.get("title") or "", m.get("section") or ""))
-                if vectors: db.execute("insert into chunks_vec(rowid, embedding) values (?,?)", (cid, _blob(vectors[j])))
-            db.executemany("insert or ignore into fields values (?)", [(f,) for ch in chunks for f in ch["metadata"]])
+            for doc, chunks, vectors in items:
+                db.execute("savepoint doc")
+                try: self._write_one(db, doc, chunks, vectors)
+                except Exception as e: db.execute("rollback to doc"); errors[doc["source"]] = e
+                db.execute("release doc")
+        return errors
+
+    def _write_one(self, db, doc, chunks, vectors):
+        self._delete(db, doc["source"])
+        db.execute("insert into documents values (?,?,?,?,?,?,?,?)",
+                   (doc["source"], doc["hash"], doc.get("title"), doc.get("filetype"), doc.get("modified"), len(chunks),
+                    time.strftime("%Y-%m-%dT%H:%M:%S"), json.dumps(doc.get("metadata", {}))))
+        if vectors: self._ensure_vec(db, len(vectors[0]))
+        for j, ch in enumerate(chunks):
+            m = ch["metadata"]
+            cid = db.execute("insert into chunks(source, ord, text, citation, text_hash, metadata) "
+                             "values (?,?,?,?,?,?)",
+                             (doc["source"], j, ch["text"], ch["citation"], ch["text_hash"], json.dumps(m))).lastrowid
+            db.execute("insert into chunks_fts(rowid, text, title, section) values (?,?,?,?)",
+                       (cid, ch["text"], m.get("title") or "", m.get("section") or ""))
+            if vectors: db.execute("insert into chunks_vec(rowid, embedding) values (?,?)", (cid, _blob(vectors[j])))
+        db.executemany("insert or ignore into fields values (?)", [(f,) for ch in chunks for f in ch["metadata"]])
 
     def _delete(self, db, source:str) -> int:
         ids = [r[0] for r in db.execute("select id from chunks where source=?", (source,))]
@@ -505,15 +525,30 @@ create table if not exists kb_info(key text primary key, value text);
 create table if not exists documents(source text primary key, hash text not null, title text, filetype text,
   modified text, n_chunks integer, ingested text, metadata jsonb);
 create table if not exists chunks(id bigserial primary key, source text not null references documents(source) on delete cascade,
-  ord integer, text text not null, citation text, text_hash text, metadata jsonb not null,
-  tsv tsvector generated always as (setweight(to_tsvector('english', coalesce(metadata->>'title', '') || ' ' ||
-      coalesce(metadata->>'section', '')), 'A') || to_tsvector('english', text)) stored);
+  ord integer, text text not null, citation text, text_hash text, metadata jsonb not null);
 create index if not exists chunks_source on chunks(source);
-create index if not exists chunks_tsv on chunks using gin(tsv);
 create index if not exists chunks_meta on chunks using gin(metadata);
+create table if not exists chunk_terms(id bigint primary key references chunks(id) on delete cascade,
+  tsv tsvector not null);
+create index if not exists chunk_terms_tsv on chunk_terms using gin(tsv);
 create table if not exists fields(name text primary key);
 create table if not exists embed_cache(model text, text_hash text, vector real[], primary key(model, text_hash));
 """
+# a chunk's search terms: title and section weighted A, text D, English stemming
+_PG_TSV = ("setweight(to_tsvector('english', coalesce(c.metadata->>'title', '') || ' ' || "
+           "coalesce(c.metadata->>'section', '')), 'A') || to_tsvector('english', c.text)")
+
+def _pg_migrate(cur) -> None:
+    "Move the terms of a knowledge base made before `chunk_terms` existed (a `tsv` column inside `chunks`), once."
+    if not cur.execute("select 1 from information_schema.columns where table_schema = current_schema() "
+                       "and table_name = 'chunks' and column_name = 'tsv'").fetchone(): return
+    log.warning("moving the keyword index of this knowledge base to the chunk_terms table (once)")
+    cur.execute(f"insert into chunk_terms select c.id, {_PG_TSV} from chunks c on conflict do nothing")
+    cur.execute("drop index if exists chunks_tsv"); cur.execute("alter table chunks drop column tsv")
+
+def _pgvec(v:Sequence[float]) -> bytes:
+    "A vector in pgvector's binary format (dimensions, a reserved zero, big-endian float4s), for a binary COPY."
+    return struct.pack(f">HH{len(v)}f", len(v), 0, *v)
 
 def pg_where(conds:list[tuple[str, str, Any]]) -> tuple[str, list]:
     "An SQL condition (starting with AND, or empty) and its parameters for PostgreSQL's JSONB operators."
@@ -542,7 +577,12 @@ class PostgresKB(KnowledgeBase):
         self._psycopg = psycopg
         try: self.db
         except psycopg.OperationalError as e: raise FileNotFoundError(f"cannot reach the knowledge base at {url}: {str(e).strip()[:300]}") from None
-        with self._write() as cur: cur.execute("select pg_advisory_xact_lock(7120001)"); cur.execute(_PG_SCHEMA)
+        with self._write() as cur:
+            cur.execute("select pg_advisory_xact_lock(7120001)"); cur.execute(_PG_SCHEMA); _pg_migrate(cur)
+            if self._has_vec_col() and not self._q("select to_regclass('chunks_hnsw')")[0][0] \
+               and self._q("select pg_try_advisory_xact_lock(7120003)")[0][0]:  # no bulk load runs: one was killed
+                log.warning("rebuilding the vector index of %s, dropped by an interrupted bulk load", url)
+                self._vector_index(cur)
         self.embeddings = embeddings if embeddings is not None else default_embeddings(self.info("embedding_model"))
         self.check_embedder()
 
@@ -577,9 +617,9 @@ class PostgresKB(KnowledgeBase):
     def _keyword(self, terms, n, conds):
         if not terms: return []
         where, params = pg_where(conds)
-        q = " | ".join(terms)
-        return self._q(f"select id, ts_rank(tsv, q, 1) from chunks, to_tsquery('english', %s) q where tsv @@ q{where} "
-                       "order by 2 desc, id limit %s", [q, *params, n])
+        join = " join chunks c on c.id = t.id" if conds else ""  # filters need metadata; plain searches only terms
+        return self._q(f"select t.id, ts_rank(t.tsv, q, 1) from chunk_terms t{join}, to_tsquery('english', %s) q "
+                       f"where t.tsv @@ q{where} order by 2 desc, t.id limit %s", [" | ".join(terms), *params, n])
 
     def _vector(self, vec, n, conds):
         where, params = pg_where(conds)
@@ -610,23 +650,95 @@ class PostgresKB(KnowledgeBase):
         if not self._has_vec_col():
             cur.execute("select pg_advisory_xact_lock(7120002)")
             cur.execute(f"alter table chunks add column if not exists embedding vector({int(dim)})")
-            cur.execute("create index if not exists chunks_hnsw on chunks using hnsw (embedding vector_cosine_ops)")
+            if not (self._bulk and self._bulk["dropped"]):
+                cur.execute("create index if not exists chunks_hnsw on chunks using hnsw (embedding vector_cosine_ops)")
         cur.execute("insert into kb_info values ('embedding_model', %s), ('embedding_dim', %s) on conflict (key) do update set value = excluded.value",
                     (embedding_name(self.embeddings), str(dim)))
 
     def write_document(self, doc, chunks, vectors=None):
         "Replace `doc['source']` and its chunks in one transaction."
+        if err := self.write_documents([(doc, chunks, vectors)]).get(doc["source"]): raise err
+
+    def write_documents(self, items):
+        "Replace many documents in one transaction, chunks by one binary COPY; {source: exception} for any that failed."
+        items, errors = list(items), {}
+        if not items: return errors
+        self._bulk_reserve(sum(len(c) for _, c, _ in items))
         with self._write() as cur:
-            if vectors: self._ensure_vec(cur, len(vectors[0]))
-            cur.execute("delete from documents where source=%s", (doc["source"],))
-            cur.execute("insert into documents values (%s,%s,%s,%s,%s,%s,%s,%s)", (doc["source"], doc["hash"], doc.get("title"), doc.get("filetype"),
-                        doc.get("modified"), len(chunks), time.strftime("%Y-%m-%dT%H:%M:%S"), json.dumps(doc.get("metadata", {}))))
-            cols = "source, ord, text, citation, text_hash, metadata" + (", embedding" if vectors else "")
-            marks = "%s,%s,%s,%s,%s,%s" + (",%s::vector" if vectors else "")
-            cur.executemany(f"insert into chunks({cols}) values ({marks})",
-                            [(doc["source"], j, ch["text"], ch["citation"], ch["text_hash"], json.dumps(ch["metadata"]),
-                              *([str(list(vectors[j]))] if vectors else [])) for j, ch in enumerate(chunks)])
-            cur.executemany("insert into fields values (%s) on conflict do nothing", sorted({(f,) for ch in chunks for f in ch["metadata"]}))
+            dim = next((len(v[0]) for _, _, v in items if v), 0)
+            if dim: self._ensure_vec(cur, dim)
+            vec = bool(dim) or self._has_vec_col()
+            try:
+                with self.db.transaction(): self._copy(cur, items, vec)
+            except Exception as e:  # one bad document: write the others one by one, each in its own savepoint
+                for it in items if len(items) > 1 else ():
+                    try:
+                        with self.db.transaction(): self._copy(cur, [it], vec)
+                    except Exception as e1: errors[it[0]["source"]] = e1
+                if len(items) == 1: errors[items[0][0]["source"]] = e
+        return errors
+
+    def _copy(self, cur, items, vec:bool):
+        from psycopg.types.json import Jsonb
+        srcs, now = [d["source"] for d, _, _ in items], time.strftime("%Y-%m-%dT%H:%M:%S")
+        cur.execute("delete from documents where source = any(%s)", (srcs,))  # cascades to chunks and chunk_terms
+        cur.executemany("insert into documents values (%s,%s,%s,%s,%s,%s,%s,%s)",
+                        [(d["source"], d["hash"], d.get("title"), d.get("filetype"), d.get("modified"), len(c), now,
+                          json.dumps(d.get("metadata", {}))) for d, c, _ in items])
+        cols = "source, ord, text, citation, text_hash, metadata" + (", embedding" if vec else "")
+        with cur.copy(f"copy chunks({cols}) from stdin (format binary)") as cp:
+            # the vector goes as bytes, which the server hands to pgvector's binary input function
+            cp.set_types(["text", "int4", "text", "text", "text", "jsonb"] + (["bytea"] if vec else []))
+            for d, chunks, vectors in items:
+                for j, ch in enumerate(chunks):
+                    cp.write_row((d["source"], j, ch["text"], ch["citation"], ch["text_hash"], Jsonb(ch["metadata"]),
+                                  *([_pgvec(vectors[j]) if vectors else None] if vec else [])))
+        cur.execute(f"insert into chunk_terms select c.id, {_PG_TSV} from chunks c where c.source = any(%s)", (srcs,))
+        cur.executemany("insert into fields values (%s) on conflict do nothing",
+                        sorted({(f,) for _, chunks, _ in items for ch in chunks for f in ch["metadata"]}))
+
+    # -- bulk loads: inserting into the HNSW index costs 1-2 ms per vector, 5-10x its share of a rebuild ------------
+    _bulk: Optional[dict] = None
+
+    @contextlib.contextmanager
+    def bulk(self):
+        "A large load: past an eighth of the chunks at its start (and 256), the vector index waits for its end."
+        if self._bulk is not None: yield self; return  # nested in another bulk load: that one decides
+        state = self._bulk = {"start": self._q("select count(*) from chunks")[0][0], "written": 0, "dropped": False}
+        self.db.execute("select pg_advisory_lock_shared(7120003)")  # tells openers not to rebuild the index meanwhile
+        try: yield self
+        finally:
+            self._bulk = None
+            try:
+                if state["dropped"] and self._has_vec_col():
+                    with self._write() as cur: self._vector_index(cur)
+                if state["written"]: self._tidy()
+            finally: self.db.execute("select pg_advisory_unlock_shared(7120003)")
+
+    def _tidy(self) -> None:
+        "Merge the GIN indexes' pending entries and refresh the planner's statistics (as the owner; else autovacuum will)."
+        with contextlib.suppress(self._psycopg.Error):
+            self.db.execute("select gin_clean_pending_list('chunk_terms_tsv'), gin_clean_pending_list('chunks_meta')")
+            self.db.execute("analyze chunks, chunk_terms")
+
+    def _bulk_reserve(self, n:int) -> None:
+        "Count `n` chunks about to be written; drop the vector index first if that takes the load past the threshold."
+        b = self._bulk
+        if b is None or b["dropped"]: return
+        b["written"] += n
+        if b["written"] >= max(b["start"] // 8, 256):
+            if self._q("select to_regclass('chunks_hnsw')")[0][0]:
+                with self._write() as cur:
+                    cur.execute("select pg_advisory_xact_lock(7120002)")
+                    cur.execute("drop index if exists chunks_hnsw")
+            b["dropped"] = True  # and `_ensure_vec` leaves a new vector column without its index till the end
+
+    def _vector_index(self, cur) -> None:
+        "Build the HNSW index, with the maintenance memory to hold its graph (a build that spills is much slower)."
+        n, dim = self._q("select count(*) from chunks")[0][0], int(self.info("embedding_dim") or 1536)
+        cur.execute("select pg_advisory_xact_lock(7120002)")
+        cur.execute(f"set local maintenance_work_mem = '{min(max(64, n * (4 * dim + 400) * 3 // 2 // 2**20), 4096)}MB'")
+        cur.execute("create index if not exists chunks_hnsw on chunks using hnsw (embedding vector_cosine_ops)")
 
     def remove(self, prefix):
         p = prefix.rstrip("/") + "/"
@@ -639,9 +751,16 @@ class PostgresKB(KnowledgeBase):
         return [tuple(r) for r in self._q("select id, text from chunks where embedding is null order by id limit %s", (limit,))]
 
     def set_vectors(self, pairs):
+        "Store vectors for existing chunks: one binary COPY into a temporary table, then one UPDATE."
+        if not pairs: return
+        self._bulk_reserve(len(pairs))
         with self._write() as cur:
             self._ensure_vec(cur, len(pairs[0][1]))
-            cur.executemany("update chunks set embedding = %s::vector where id = %s", [(str(list(v)), i) for i, v in pairs])
+            cur.execute("create temp table new_vectors(id bigint, embedding vector) on commit drop")
+            with cur.copy("copy new_vectors from stdin (format binary)") as cp:
+                cp.set_types(["int8", "bytea"])
+                for i, v in pairs: cp.write_row((i, _pgvec(v)))
+            cur.execute("update chunks c set embedding = n.embedding from new_vectors n where c.id = n.id")
 
     def sources(self): return [r[0] for r in self._q("select source from documents order by source")]
 
@@ -652,7 +771,8 @@ class PostgresKB(KnowledgeBase):
                 "vectors": one("select count(embedding) from chunks") if self._has_vec_col() else 0,
                 "embedding_model": self.info("embedding_model"), "embedder_available": self.embeddings is not None,
                 "size_bytes": one("select pg_total_relation_size('chunks') + pg_total_relation_size('documents') + pg_total_relation_size('embed_cache')"),
-                "index_bytes": {"text": one("select pg_table_size('chunks')"), "keyword": one("select pg_relation_size('chunks_tsv')"),
+                "index_bytes": {"text": one("select pg_table_size('chunks')"),
+                                "keyword": one("select pg_total_relation_size('chunk_terms')"),
                                 "vector": one("select coalesce(pg_relation_size(to_regclass('chunks_hnsw')), 0)"),
                                 "metadata": one("select pg_relation_size('chunks_meta')"), "embedding_cache": one("select pg_total_relation_size('embed_cache')")},
                 "fields": sorted(self.fields())}

@@ -144,16 +144,16 @@ def test_semantic_off_then_backfilled(kb_url, docs, no_openai):
 
 def test_interrupted_ingest_leaves_whole_documents(kb_url, docs, monkeypatch):
     with open_kb(kb_url, HashEmbeddings(64)) as kb:
-        real, calls = type(kb).write_document, []
-        def flaky(self, doc, chunks, vectors=None):
-            calls.append(doc["source"])
-            if len(calls) == 3: raise KeyboardInterrupt  # stopped by the user before the third file is written
-            return real(self, doc, chunks, vectors)
-        monkeypatch.setattr(type(kb), "write_document", flaky)
-        with pytest.raises(KeyboardInterrupt): ingest(kb, [docs])
-        monkeypatch.setattr(type(kb), "write_document", real)
+        real, calls = type(kb).write_documents, []
+        def flaky(self, items):
+            calls.append(items)
+            if len(calls) == 3: raise KeyboardInterrupt  # stopped by the user before the third batch is written
+            return real(self, items)
+        monkeypatch.setattr(type(kb), "write_documents", flaky)
+        with pytest.raises(KeyboardInterrupt): ingest(kb, [docs], batch=1)  # one document per batch
+        monkeypatch.setattr(type(kb), "write_documents", real)
         s = kb.stats()
-        assert s["documents"] == 2
+        assert s["documents"] == 2 and [len(c) for c in calls] == [1, 1, 1]
         assert s["chunks"] == len(kb.filter_search({"filetype": ["md", "html", "pdf", "docx"]}, 200))
         rep = ingest(kb, [docs])
         assert len(rep.unchanged) == 2 and len(rep.added) == 5 and kb.stats()["documents"] == 7

@@ -71,7 +71,7 @@ def test_locked_database_fails_the_ingest(tmp_path, docs, monkeypatch):
     from gaia_mas.rag.cli import rag_main
     from gaia_mas.rag.kb import SQLiteKB
     def locked(self, *a, **kw): raise sqlite3.OperationalError("database is locked")
-    monkeypatch.setattr(SQLiteKB, "write_document", locked)
+    monkeypatch.setattr(SQLiteKB, "write_documents", locked)
     assert rag_main(["rag", "ingest", str(docs), "--kb", f"sqlite:///{tmp_path}/kb.sqlite", "--embeddings", "hash", "--no-progress"]) == 1
 
 
