@@ -170,6 +170,7 @@ def add_rag_parsers(sub) -> None:
     v.add_argument("--host", default="127.0.0.1"); v.add_argument("--port", type=int, default=8000); _kb_option(v)
     v.add_argument("--workers", type=int, default=1); v.add_argument("--api-key", default=os.environ.get("GAIA_MAS_API_KEY"), help="required API key (default $GAIA_MAS_API_KEY)")
     v.add_argument("--sessions", help="checkpointer URL for conversations (default: the KB's Postgres, else a SQLite file beside the KB)")
+    v.add_argument("--max-upload-mb", type=float, default=25, help="megabytes in one file uploaded to POST /kb/documents (default 25)")
     add_model_options(v); v.set_defaults(func=cmd_serve)
 
 # %% ../../nbs/rag/38_cli.ipynb #b7f915c7

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 from ..core.settings import default_sessions, redact
 from .system import build_system, open_sessions, preflight
 from .openai_api import add_openai_routes
+from .documents_api import add_document_routes
 
 # %% ../../nbs/rag/39_service.ipynb #c0d43a8b
 log = logging.getLogger(__name__)
@@ -31,7 +32,7 @@ MAX_QUESTION = 4000  # characters in a question
 MAX_BODY = 64_000  # bytes in a request body
 MAX_CONCURRENCY = 256  # requests a `serve` process handles at once; more get a 503 at once rather than queueing without end
 SESSION_RE = r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$"
-ROUTE_HOOKS = [add_openai_routes]  # `(app, auth, run, stream)`: more routes on the same service
+ROUTE_HOOKS = [add_openai_routes, add_document_routes]  # `(app, auth, run, stream)`: more routes on the same service
 
 # %% ../../nbs/rag/39_service.ipynb #ebb7dc07
 def _check_question(v:str) -> str:
@@ -141,7 +142,8 @@ def _add_error_handling(app:FastAPI, max_body:int):
     async def request_id(request:Request, call_next):
         given, t0 = request.headers.get("x-request-id", ""), time.monotonic()
         request.state.request_id = given if _RID_RE.fullmatch(given) else uuid.uuid4().hex[:16]
-        if not (request.headers.get("content-length") or "0").isdigit() or int(request.headers.get("content-length") or 0) > max_body:
+        upload = request.method == "POST" and request.url.path == "/kb/documents"  # uploads have their own per-file limit
+        if not upload and (not (request.headers.get("content-length") or "0").isdigit() or int(request.headers.get("content-length") or 0) > max_body):
             return _error(request, 413, f"the request body is over {max_body} bytes")
         try:
             response = await call_next(request)
@@ -261,6 +263,7 @@ def create_app(system:Any, # a RagSystem, or a callable `checkpointer -> RagSyst
                health:Optional[Callable]=None, # `system -> dict` for /health (default: `system.kb.stats()`)
                request_timeout:float=180, # seconds before a request gives up (the workflows' own limits are shorter)
                max_body:int=MAX_BODY, # bytes in a request body
+               max_upload_mb:float=25, # megabytes in one uploaded file (`POST /kb/documents`)
               ) -> FastAPI:
     "The HTTP service around a RAG system."
     @contextlib.asynccontextmanager
@@ -273,6 +276,7 @@ def create_app(system:Any, # a RagSystem, or a callable `checkpointer -> RagSyst
     app = FastAPI(title="gaia_mas RAG service", version="1.0", lifespan=lifespan,
                   description="Sequential, parallel and supervisor multi-agent workflows over a knowledge base.")
     app.state.request_timeout, app.state.sessions_kind = request_timeout, _sessions_kind(sessions)
+    app.state.max_upload_mb = max_upload_mb
     if hasattr(system, "aask"): app.state.system = system  # ready now: in-process clients need no lifespan
     _add_error_handling(app, max_body)
     _add_chat_routes(app, _api_key_check(api_key))
@@ -285,14 +289,14 @@ SERVE_ENV = "GAIA_MAS_SERVE"  # the settings a `serve` process hands to its uvic
 
 def serve_settings(args:Any) -> dict:
     "The settings of `gaia-mas serve` as a JSON-able dict (the API key stays out: it travels in GAIA_MAS_API_KEY)."
-    keys = ("kb", "sessions", "provider", "model", "base_url", "llm_timeout", "max_retries", "rps", "latency")
+    keys = ("kb", "sessions", "provider", "model", "base_url", "llm_timeout", "max_retries", "rps", "latency", "max_upload_mb")
     return {k: getattr(args, k, None) for k in keys}
 
 def app_from_env() -> FastAPI:
     "The app factory uvicorn's workers call (`gaia_mas.rag.service:app_from_env`, `factory=True`)."
     settings = json.loads(os.environ.get(SERVE_ENV) or "{}")
     return create_app(lambda saver: build_system(settings, saver), api_key=os.environ.get("GAIA_MAS_API_KEY") or None,
-                      sessions=settings.get("sessions"))
+                      sessions=settings.get("sessions"), max_upload_mb=settings.get("max_upload_mb") or 25)
 
 # %% ../../nbs/rag/39_service.ipynb #5579b2b3
 def cmd_serve(args:Any) -> int:
