@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 # %% auto #0
 __all__ = ['MODELS', 'MAX_QUESTION', 'UsageCounter', 'counting_usage', 'ChatMessage', 'ChatCompletionRequest', 'ChatError',
-           'conversation', 'Turn', 'read_turn', 'seed', 'forget', 'completion', 'ChunkWriter', 'openai_error',
-           'add_openai_routes']
+           'conversation', 'Turn', 'read_turn', 'seed', 'forget', 'citations', 'completion', 'ChunkWriter',
+           'openai_error', 'add_openai_routes']
 
 # %% ../../nbs/rag/39a_openai.ipynb #d378f445
 MODELS = ("sequential", "parallel", "supervisor", "auto")  # a client's `model` is the pattern that answers
@@ -125,12 +125,16 @@ async def forget(system:Any, turn:Turn) -> None:
         with contextlib.suppress(Exception): await system.checkpointer.adelete_thread(system.config(turn.session_id, p)["configurable"]["thread_id"])
 
 # %% ../../nbs/rag/39a_openai.ipynb #c2c84fff
+def citations(resp:dict) -> list[dict]:
+    "The answer's citations with their source, section, page and character span (just the label when the system has no knowledge base)."
+    return resp.get("citation_details") or [{"citation": c} for c in resp.get("citations", [])]
+
 def completion(resp:dict, # the system's response
                turn:Turn, usage:dict, cid:str) -> dict:
     "An OpenAI `chat.completion` body for one answer."
     out = {"id": cid, "object": "chat.completion", "created": int(time.time()), "model": turn.model,
            "choices": [{"index": 0, "message": {"role": "assistant", "content": resp.get("answer", "")}, "finish_reason": "stop"}],
-           "usage": dict(usage), "citations": resp.get("citations", []), "pattern": resp.get("pattern")}
+           "usage": dict(usage), "citations": citations(resp), "pattern": resp.get("pattern")}
     return out | ({"session_id": turn.session_id} if turn.kept else {})
 
 # %% ../../nbs/rag/39a_openai.ipynb #3e585127
@@ -162,7 +166,7 @@ class ChunkWriter:
         answer = resp.get("answer", "")
         rest = answer[len(self.sent):] if answer.startswith(self.sent) else ""
         out = "".join(self.chunk({"content": p}) for p in _pieces(rest)) + self.chunk({}, "stop")
-        return out + self.chunk({}, choices=False, citations=resp.get("citations", []), pattern=resp.get("pattern"), usage=dict(self.usage.usage))
+        return out + self.chunk({}, choices=False, citations=citations(resp), pattern=resp.get("pattern"), usage=dict(self.usage.usage))
 
 # %% ../../nbs/rag/39a_openai.ipynb #bd6290ff
 _CODES = {400: ("invalid_request_error", None), 401: ("invalid_request_error", "invalid_api_key"), 404: ("invalid_request_error", "not_found"),

@@ -80,6 +80,7 @@ class ChatResponse(BaseModel):
     metadata: _Meta
     session_id: str
     citations: list[str] = Field(default_factory=list, description="the documents the answer used, e.g. 'circuit-breakers.md § Half-open state'")
+    citation_details: Optional[list[dict]] = Field(None, description="each citation with its source, section, page and character span")
 
 class SequentialResponse(ChatResponse):
     pattern: Literal["sequential"] = "sequential"

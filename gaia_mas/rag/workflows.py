@@ -466,6 +466,9 @@ async def astream(self:RagSystem, question:str, session_id:str, pattern:str="aut
     if cut and not final.get("final_answer"): final = salvage(final, cut[0])
     resp = make_response(pattern, final, time.monotonic() - t0, session_id, reasoning)
     if cut: resp["metadata"]["cut_short"] = [*resp["metadata"].get("cut_short", []), *cut]
+    if callable(cite := getattr(self, "cite", None)):
+        try: resp["citation_details"] = await asyncio.to_thread(cite, resp["citations"])
+        except Exception as e: log.warning("citation details failed: %s: %s", type(e).__name__, e)
     yield {"event": "answer", **resp}
 
 @patch

@@ -33,7 +33,9 @@ def test_one_answer_with_usage_and_citations(client, pattern):
     assert r.choices[0].message.role == "assistant" and "circuit breaker" in r.choices[0].message.content.lower()
     assert r.usage.total_tokens == r.usage.prompt_tokens + r.usage.completion_tokens > 0
     extra = r.model_extra
-    assert extra["citations"] and extra["pattern"] in PATTERNS[:3]
+    assert extra["pattern"] in PATTERNS[:3]
+    cit = extra["citations"][0]
+    assert cit["source"].endswith(".md") and cit["section"] and 0 <= cit["start"] < cit["end"]
 
 def test_usage_sums_every_agent_call(client):
     "Sequential runs at least research, analysis and synthesis: more tokens than any one call."
