@@ -23,6 +23,7 @@ from ..core.settings import default_sessions, redact
 from .system import build_system, open_sessions, preflight
 from .openai_api import add_openai_routes
 from .documents_api import add_document_routes
+from .chat_page import add_chat_page
 
 # %% ../../nbs/rag/39_service.ipynb #c0d43a8b
 log = logging.getLogger(__name__)
@@ -32,7 +33,7 @@ MAX_QUESTION = 4000  # characters in a question
 MAX_BODY = 64_000  # bytes in a request body
 MAX_CONCURRENCY = 256  # requests a `serve` process handles at once; more get a 503 at once rather than queueing without end
 SESSION_RE = r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$"
-ROUTE_HOOKS = [add_openai_routes, add_document_routes]  # `(app, auth, run, stream)`: more routes on the same service
+ROUTE_HOOKS = [add_openai_routes, add_document_routes, add_chat_page]  # `(app, auth, run, stream)`: more routes on the same service
 
 # %% ../../nbs/rag/39_service.ipynb #ebb7dc07
 def _check_question(v:str) -> str:
