@@ -66,10 +66,11 @@ class ScriptedChatModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=self._next(messages))])
 
     async def _astream(self, messages, stop=None, run_manager=None, **kw):
-        "The reply in pieces of a few words, `latency` spread over them (LangGraph's messages mode streams through this)."
+        "The reply in pieces of a few words, `latency` spread over them in at most 8 waits (LangGraph's messages mode streams through this)."
         msg = self._next(messages); pieces = _pieces(str(msg.content))
+        every = -(-len(pieces) // 8); waits = -(-len(pieces) // every)
         for i, piece in enumerate(pieces):
-            if self.latency: await asyncio.sleep(self.latency / len(pieces))
+            if self.latency and i % every == 0: await asyncio.sleep(self.latency / waits)
             chunk = ChatGenerationChunk(message=_chunk(msg, piece, first=i == 0, last=i == len(pieces) - 1, name=self.name))
             if run_manager: await run_manager.on_llm_new_token(piece, chunk=chunk)
             yield chunk
