@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 # %% auto #0
 __all__ = ['MODELS', 'MAX_QUESTION', 'UsageCounter', 'counting_usage', 'ChatMessage', 'ChatCompletionRequest', 'ChatError',
            'conversation', 'Turn', 'read_turn', 'seed', 'forget', 'citations', 'completion', 'ChunkWriter',
-           'openai_error', 'add_openai_routes']
+           'openai_error', 'OpenAIErrors', 'add_openai_routes']
 
 # %% ../../nbs/rag/39a_openai.ipynb #d378f445
 MODELS = ("sequential", "parallel", "supervisor", "auto")  # a client's `model` is the pattern that answers
@@ -178,18 +178,33 @@ def openai_error(status:int, message:str, code:Optional[str]=None, headers:Optio
     kind, default = _CODES.get(status, ("server_error" if status >= 500 else "invalid_request_error", None))
     return JSONResponse({"error": {"message": message, "type": kind, "code": code or default}}, status, headers=headers)
 
-def _add_error_shape(app:FastAPI):
-    "Rewrite the service's `{'error': text}` bodies on `/v1/` paths into OpenAI's shape (422 becomes 400)."
-    @app.middleware("http")
-    async def openai_errors(request:Request, call_next):
-        response = await call_next(request)
-        if not request.url.path.startswith("/v1/") or response.status_code < 400: return response
-        raw = b"".join([c async for c in response.body_iterator])
-        try: err = json.loads(raw).get("error")
-        except (ValueError, AttributeError): err = None
-        keep = {k: v for k, v in response.headers.items() if k.lower() in ("x-request-id", "www-authenticate", "retry-after")}
-        if not isinstance(err, str): return JSONResponse(json.loads(raw) if err else {"error": {"message": raw.decode(errors="replace")[:500]}}, response.status_code, headers=keep)
-        return openai_error(400 if response.status_code == 422 else response.status_code, err, headers=keep)
+def _reshaped(status:int, headers:list, raw:bytes) -> tuple[int, list, bytes]:
+    "An error response's status, headers and body in OpenAI's shape (a `{'error': text}` body rewritten, 422 made 400)."
+    try: err = json.loads(raw).get("error")
+    except (ValueError, AttributeError): err = None
+    if isinstance(err, dict): return status, headers, raw
+    if not isinstance(err, str): err = raw.decode(errors="replace")[:500] or "error"
+    status = 400 if status == 422 else status
+    body = openai_error(status, err).body
+    keep = [(k, v) for k, v in headers if k.lower() not in (b"content-length", b"content-type")]
+    return status, keep + [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())], body
+
+class OpenAIErrors:
+    "ASGI middleware: the service's errors on `/v1/` paths in OpenAI's shape; successful responses (and streams) pass untouched."
+    def __init__(self, app): self.app = app
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or not scope["path"].startswith("/v1/"): return await self.app(scope, receive, send)
+        held, body = {}, []
+        async def send_(msg):
+            if msg["type"] == "http.response.start" and msg["status"] >= 400: held.update(msg); return
+            if not held: return await send(msg)
+            body.append(msg.get("body", b""))
+            if msg.get("more_body"): return
+            status, headers, raw = _reshaped(held["status"], list(held.get("headers", [])), b"".join(body))
+            await send({"type": "http.response.start", "status": status, "headers": headers})
+            await send({"type": "http.response.body", "body": raw})
+        await self.app(scope, receive, send_)
+
 
 # %% ../../nbs/rag/39a_openai.ipynb #5786e275
 def _model_card(m:str) -> dict: return {"id": m, "object": "model", "created": 0, "owned_by": "gaia_mas"}
@@ -223,7 +238,7 @@ def add_openai_routes(app:FastAPI, # the service's app
                       stream:Callable, # `(request, question, session_id, pattern, model, fmt)`: its streamed twin
                      ) -> None:
     "Mount `GET /v1/models` and `POST /v1/chat/completions` on the service."
-    _add_error_shape(app)
+    app.add_middleware(OpenAIErrors)
     @app.get("/v1/models", tags=["openai"], dependencies=[Depends(auth)], summary="The patterns, as OpenAI models")
     async def models(): return {"object": "list", "data": [_model_card(m) for m in MODELS]}
 
