@@ -205,9 +205,12 @@ def citation_details(kb:Any, # the knowledge base the answer came from (None: la
     return out
 
 # %% ../../nbs/rag/39b_documents.ipynb #6480dd80
-def _kb(request:Request) -> Any:
+def _kb(request:Request, write:bool=False) -> Any:
+    "The service's knowledge base; for a change, not the shared sample collection (it is rebuilt from its files)."
     kb = getattr(request.app.state.system, "kb", None)
     if kb is None: raise UploadRefused("this service has no knowledge base attached (it runs on fixed tools)", 503)
+    if write and kb.info("sample_hash"):
+        raise UploadRefused("this is the read-only sample collection: serve your own knowledge base (--kb) to add or remove documents", 409)
     return kb
 
 def _fail(request:Request, e:Exception) -> JSONResponse:
@@ -216,7 +219,7 @@ def _fail(request:Request, e:Exception) -> JSONResponse:
 
 async def _post_documents(request:Request) -> JSONResponse:
     "Read, check and ingest the uploaded files; 201 if any was stored, 422 if all were refused."
-    kb, st = _kb(request), request.app.state
+    kb, st = _kb(request, write=True), request.app.state
     max_bytes = int(float(getattr(st, "max_upload_mb", None) or MAX_UPLOAD_MB) * 2**20)
     tmp = Path(tempfile.mkdtemp(prefix="gaia_mas_upload_"))
     try:
@@ -249,7 +252,7 @@ def add_document_routes(app:FastAPI, # the service's app
 
     @app.delete("/kb/documents", tags=["documents"], dependencies=guard, summary="Remove one document by its source")
     async def delete_document(request:Request, source:str=Query(..., min_length=1, max_length=1000)):
-        try: kb = _kb(request)
+        try: kb = _kb(request, write=True)
         except UploadRefused as e: return _fail(request, e)
         if source not in await asyncio.to_thread(kb.sources):
             return JSONResponse({"error": f"no document has the source {source!r}: list them with GET /kb/documents"}, 404)
