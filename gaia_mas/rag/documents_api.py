@@ -4,7 +4,7 @@
 
 # %% ../../nbs/rag/39b_documents.ipynb #25f924f7
 from __future__ import annotations
-import asyncio, json, re, shutil, tempfile, time, zipfile
+import asyncio, json, re, shutil, tempfile, time, uuid, zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -14,9 +14,9 @@ from .ingest import SUPPORTED, chunk_document, embed_text
 from .kb import citation_for
 
 # %% auto #0
-__all__ = ['MAX_UPLOAD_MB', 'MAX_FILES', 'MAX_UNPACKED', 'MAX_RATIO', 'UPLOAD_TIMEOUT', 'ZIP_TYPES', 'safe_name',
+__all__ = ['MAX_UPLOAD_MB', 'MAX_FILES', 'MAX_UNPACKED', 'MAX_RATIO', 'UPLOAD_TIMEOUT', 'ZIP_TYPES', 'MAX_JOBS', 'safe_name',
            'upload_problem', 'UploadRefused', 'Upload', 'read_uploads', 'parse_meta_fields', 'store_upload',
-           'list_documents', 'citation_details', 'add_document_routes']
+           'list_documents', 'citation_details', 'Job', 'wants_job', 'start_job', 'add_document_routes']
 
 # %% ../../nbs/rag/39b_documents.ipynb #918b25d0
 MAX_UPLOAD_MB = 25  # per file, by default
@@ -204,6 +204,42 @@ def citation_details(kb:Any, # the knowledge base the answer came from (None: la
         out.append(d)
     return out
 
+# %% ../../nbs/rag/39b_documents.ipynb #c741d445
+MAX_JOBS = 200  # finished upload jobs remembered per process
+
+@dataclass
+class Job:
+    "An upload ingested in the background: `GET /kb/jobs/{id}` shows its progress, then its documents."
+    id: str
+    total: int
+    documents: list = field(default_factory=list)
+    status: str = "running"  # running, done or failed
+    error: Optional[str] = None
+    task: Any = None
+
+    def view(self) -> dict:
+        out = {"job_id": self.id, "status": self.status, "done": len(self.documents), "total": self.total}
+        return out | ({"documents": self.documents} if self.status != "running" else {}) | ({"error": self.error} if self.error else {})
+
+def wants_job(request:Request) -> bool:
+    "Did the client ask for a 202 and a job (`?async=true` or `Prefer: respond-async`)?"
+    return request.query_params.get("async", "").lower() in ("1", "true", "yes") or "respond-async" in request.headers.get("prefer", "")
+
+async def _run_job(job:Job, kb:Any, files:list, meta:dict, tmp:Path) -> None:
+    try:
+        for f in files: job.documents.append(await asyncio.to_thread(store_upload, kb, f, meta))
+        job.status = "done"
+    except Exception as e: job.status, job.error = "failed", f"{type(e).__name__}: {str(e)[:300]}"
+    finally: shutil.rmtree(tmp, ignore_errors=True)
+
+def start_job(state:Any, kb:Any, files:list, meta:dict, tmp:Path) -> Job:
+    "Start ingesting `files` in the background; the oldest finished jobs are forgotten past `MAX_JOBS`."
+    jobs = state.upload_jobs
+    for old in [k for k, j in jobs.items() if j.status != "running"][:max(0, len(jobs) - MAX_JOBS + 1)]: del jobs[old]
+    job = Job(uuid.uuid4().hex, len(files)); jobs[job.id] = job
+    job.task = asyncio.create_task(_run_job(job, kb, files, meta, tmp))
+    return job
+
 # %% ../../nbs/rag/39b_documents.ipynb #6480dd80
 def _kb(request:Request, write:bool=False) -> Any:
     "The service's knowledge base; for a change, not the shared sample collection (it is rebuilt from its files)."
@@ -218,7 +254,7 @@ def _fail(request:Request, e:Exception) -> JSONResponse:
     return JSONResponse({"error": str(e), "request_id": getattr(request.state, "request_id", "-")}, status)
 
 async def _post_documents(request:Request) -> JSONResponse:
-    "Read, check and ingest the uploaded files; 201 if any was stored, 422 if all were refused."
+    "Read, check and ingest the uploaded files; 201 if any was stored, 422 if all were refused; 202 and a job if asked."
     kb, st = _kb(request, write=True), request.app.state
     max_bytes = int(float(getattr(st, "max_upload_mb", None) or MAX_UPLOAD_MB) * 2**20)
     tmp = Path(tempfile.mkdtemp(prefix="gaia_mas_upload_"))
@@ -226,7 +262,9 @@ async def _post_documents(request:Request) -> JSONResponse:
         files, fields = await read_uploads(request, tmp, max_bytes, getattr(st, "max_files", MAX_FILES), getattr(st, "upload_timeout", UPLOAD_TIMEOUT))
         meta = parse_meta_fields(fields)
         if not files: raise UploadRefused("no files: send one or more in multipart fields named `files`", 400)
-        docs = [await asyncio.to_thread(store_upload, kb, f, meta) for f in files]
+    except BaseException: shutil.rmtree(tmp, ignore_errors=True); raise
+    if wants_job(request): return JSONResponse(start_job(st, kb, files, meta, tmp).view(), 202)
+    try: docs = [await asyncio.to_thread(store_upload, kb, f, meta) for f in files]
     finally: shutil.rmtree(tmp, ignore_errors=True)
     ok = any(d["status"] != "refused" for d in docs)
     return JSONResponse({"documents": docs}, 201 if ok else 422)
@@ -238,12 +276,19 @@ def add_document_routes(app:FastAPI, # the service's app
                        ) -> None:
     "Mount the knowledge-base routes: upload, list, delete, search."
     guard = [Depends(auth)]
+    app.state.upload_jobs = {}
     @app.post("/kb/documents", tags=["documents"], dependencies=guard, status_code=201, summary="Upload documents (multipart `files`, optional `meta`)",
               openapi_extra={"requestBody": {"content": {"multipart/form-data": {"schema": {"type": "object", "properties": {
                   "files": {"type": "array", "items": {"type": "string", "format": "binary"}}, "meta": {"type": "array", "items": {"type": "string"}}}}}}}})
     async def post_documents(request:Request):
         try: return await _post_documents(request)
         except (UploadRefused, ValueError) as e: return _fail(request, e)
+
+    @app.get("/kb/jobs/{job_id}", tags=["documents"], dependencies=guard, summary="An upload job's progress, then its documents")
+    async def get_job(request:Request, job_id:str):
+        job = request.app.state.upload_jobs.get(job_id)
+        if job is None: return JSONResponse({"error": f"no upload job {job_id[:64]!r} in this process: jobs are kept in memory by the process that took the upload"}, 404)
+        return job.view()
 
     @app.get("/kb/documents", tags=["documents"], dependencies=guard, summary="The documents, a page at a time")
     async def get_documents(request:Request, offset:int=Query(0, ge=0), limit:int=Query(50, ge=1, le=500)):

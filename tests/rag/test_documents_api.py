@@ -44,6 +44,17 @@ def test_upload_search_list_delete(client):
     assert client.delete("/kb/documents", params={"source": "uploads/notes.txt"}).status_code == 404
     assert client.get("/kb/documents").json()["total"] == 1
 
+def test_a_large_upload_may_ask_for_a_job(client):
+    r = upload(client, ("bulkheads.md", DOC), ("notes.txt", b"Timeouts bound every remote call."), headers={"Prefer": "respond-async"})
+    assert r.status_code == 202 and r.json()["total"] == 2
+    for _ in range(600):
+        job = client.get(f"/kb/jobs/{r.json()['job_id']}").json()
+        if job["status"] != "running": break
+        time.sleep(0.05)
+    assert job["status"] == "done" and [d["status"] for d in job["documents"]] == ["added", "added"]
+    assert client.get("/kb/documents").json()["total"] == 2
+    assert client.get("/kb/jobs/unknown").status_code == 404
+
 def test_a_file_over_the_64kb_body_limit_of_chat_uploads_fine(client):
     big = b"# Big\n\n" + b"Circuit breakers and bulkheads keep failures contained. " * 4000  # ~220 KB
     r = upload(client, ("big.md", big))
@@ -134,6 +145,7 @@ def test_not_multipart_is_400(client):
     ("GET", "/kb/documents", {}),
     ("DELETE", "/kb/documents", {"params": {"source": "uploads/a.md"}}),
     ("GET", "/kb/search", {"params": {"q": "bulkhead"}}),
+    ("GET", "/kb/jobs/abc", {}),
     ("GET", "/v1/models", {}),
     ("POST", "/v1/chat/completions", {"json": {"model": "auto", "messages": [{"role": "user", "content": "hi"}]}}),
 ])
@@ -178,4 +190,4 @@ def test_schemathesis_fuzz_of_the_new_routes_finds_no_server_error(server):
             r = case.call(headers={"X-API-Key": KEY}, timeout=60)
             if r.status_code >= 500: failures.append((op.label, r.status_code, r.text[:200]))
         run()
-    assert ops == 6 and calls >= 6 * 30 * 0.5 and not failures, failures
+    assert ops == 7 and calls >= 7 * 30 * 0.5 and not failures, failures
