@@ -27,51 +27,68 @@ CHAT_HTML = r"""<!doctype html>
  aside section{background:#fff;border:1px solid #dde;border-radius:.5em;padding:.6em .8em;margin-bottom:1em}
  aside h2{font-size:.9em;margin:.1em 0 .4em} #steps{font-size:.85em;padding-left:1.2em;margin:0}
  .citation{font-size:.85em;margin:.2em 0} .citation summary{cursor:pointer;color:#2451b5}
- .citation dl{display:grid;grid-template-columns:auto 1fr;gap:.1em .6em;margin:.3em 0 .3em .8em} .citation dt{color:#667}
+ .citation dl{display:grid;grid-template-columns:auto 1fr;gap:.1em .6em;margin:.3em 0 .3em .8em}
+ .citation dt{color:#667}
  .citation dd{margin:0;overflow-wrap:anywhere}
  button{padding:.45em .9em;font:inherit;cursor:pointer}
 </style></head>
 <body>
 <header><h1>gaia_mas · ask the knowledge base</h1>
- <label>pattern<select id="pattern"><option>auto</option><option>sequential</option><option>parallel</option><option>supervisor</option></select></label>
+ <label>pattern<select id="pattern"><option>auto</option><option>sequential</option><option>parallel</option>
+  <option>supervisor</option></select></label>
  <label>API key<input id="key" type="password" size="14" placeholder="if the service has one"></label>
  <button id="new" type="button">new conversation</button></header>
 <main><div>
  <div id="log"></div>
- <form id="ask"><input id="question" autocomplete="off" placeholder="Ask a question about the documents…" required maxlength="4000"><button id="send">Ask</button></form>
+ <form id="ask"><input id="question" autocomplete="off" placeholder="Ask a question about the documents…" required
+  maxlength="4000"><button id="send">Ask</button></form>
 </div>
 <aside>
  <section><h2>Agent steps</h2><ol id="steps"></ol></section>
  <section><h2>Citations</h2><div id="citations"><span class="meta">none yet</span></div></section>
- <section><h2>Upload documents</h2><input id="files" type="file" multiple><button id="upload" type="button">Upload</button><div id="upload-status" class="meta"></div></section>
+ <section><h2>Upload documents</h2><input id="files" type="file" multiple>
+  <button id="upload" type="button">Upload</button><div id="upload-status" class="meta"></div></section>
 </aside></main>
 <script>
 const $ = id => document.getElementById(id);
 const history = [];  // the conversation so far, sent with each question
 $("key").value = localStorage.getItem("gaia_mas_key") || "";
 $("key").onchange = () => localStorage.setItem("gaia_mas_key", $("key").value);
-const headers = extra => Object.assign($("key").value ? {"Authorization": "Bearer " + $("key").value} : {}, extra || {});
-function add(cls, text) { const d = document.createElement("div"); d.className = "msg " + cls; d.textContent = text; $("log").append(d); return d; }
+const el = (tag, props) => Object.assign(document.createElement(tag), props || {});
+const auth = () => $("key").value ? {"Authorization": "Bearer " + $("key").value} : {};
+const headers = extra => Object.assign(auth(), extra || {});
+function add(cls, text) {
+  const d = el("div", {className: "msg " + cls, textContent: text}); $("log").append(d); return d;
+}
 function citationView(c, i) {
-  const el = document.createElement("details"); el.className = "citation";
-  const s = document.createElement("summary"); s.textContent = "[" + (i + 1) + "] " + c.citation; el.append(s);
-  const dl = document.createElement("dl");
-  for (const [k, v] of [["source", c.source], ["section", c.section], ["page", c.page], ["characters", c.start != null ? c.start + "–" + c.end : null]])
-    if (v != null && v !== "") { const dt = document.createElement("dt"), dd = document.createElement("dd"); dt.textContent = k; dd.textContent = v; dl.append(dt, dd); }
-  el.append(dl); return el;
+  const box = el("details", {className: "citation"});
+  box.append(el("summary", {textContent: "[" + (i + 1) + "] " + c.citation}));
+  const dl = el("dl");
+  const span = c.start != null ? c.start + "–" + c.end : null;
+  for (const [k, v] of [["source", c.source], ["section", c.section], ["page", c.page], ["characters", span]])
+    if (v != null && v !== "") dl.append(el("dt", {textContent: k}), el("dd", {textContent: v}));
+  box.append(dl); return box;
 }
 function showCitations(cs) {
-  $("citations").replaceChildren(...(cs.length ? cs.map(citationView) : [Object.assign(document.createElement("span"), {className: "meta", textContent: "no citations"})]));
+  const none = el("span", {className: "meta", textContent: "no citations"});
+  $("citations").replaceChildren(...(cs.length ? cs.map(citationView) : [none]));
 }
-function step(ev) { const li = document.createElement("li"); li.textContent = ev.node + (ev.pattern ? " → " + ev.pattern : "") + (ev.elapsed != null ? "  (" + ev.elapsed.toFixed(2) + " s)" : ""); $("steps").append(li); }
+function step(ev) {
+  const when = ev.elapsed != null ? "  (" + ev.elapsed.toFixed(2) + " s)" : "";
+  $("steps").append(el("li", {textContent: ev.node + (ev.pattern ? " → " + ev.pattern : "") + when}));
+}
 async function ask(q) {
   add("user", q); const out = add("assistant", ""); out.dataset.state = "streaming"; window.chunks = 0;
   $("steps").replaceChildren(); $("send").disabled = true;
   const messages = history.concat([{role: "user", content: q}]);
   try {
-    const r = await fetch("v1/chat/completions", {method: "POST", headers: headers({"Content-Type": "application/json"}),
-                                                  body: JSON.stringify({model: $("pattern").value, messages, stream: true})});
-    if (!r.ok) { const e = await r.json().catch(() => ({})); throw new Error((e.error && e.error.message) || r.statusText); }
+    const body = JSON.stringify({model: $("pattern").value, messages, stream: true});
+    const json = headers({"Content-Type": "application/json"});
+    const r = await fetch("v1/chat/completions", {method: "POST", headers: json, body});
+    if (!r.ok) {
+      const e = await r.json().catch(() => ({}));
+      throw new Error((e.error && e.error.message) || r.statusText);
+    }
     const reader = r.body.getReader(), dec = new TextDecoder(); let buf = "", done = false;
     while (!done) {
       const part = await reader.read(); if (part.done) break;
@@ -84,9 +101,13 @@ async function ask(q) {
           else if (line.startsWith("data: ")) {
             const c = JSON.parse(line.slice(6));
             if (c.error) throw new Error(c.error.message);
-            if (c.choices && c.choices.length && c.choices[0].delta.content) { out.textContent += c.choices[0].delta.content; window.chunks++; }
-            if (c.citations) { showCitations(c.citations); const m = document.createElement("div"); m.className = "meta";
-              m.textContent = (c.pattern || "") + " · " + (c.usage ? c.usage.total_tokens + " tokens" : ""); out.after(m); }
+            const text = c.choices && c.choices.length && c.choices[0].delta.content;
+            if (text) { out.textContent += text; window.chunks++; }
+            if (c.citations) {
+              showCitations(c.citations);
+              const used = c.usage ? c.usage.total_tokens + " tokens" : "";
+              out.after(el("div", {className: "meta", textContent: (c.pattern || "") + " · " + used}));
+            }
           }
         }
       }
@@ -95,24 +116,32 @@ async function ask(q) {
   } catch (e) { out.classList.add("error"); out.textContent += (out.textContent ? "\n" : "") + "Error: " + e.message; }
   out.dataset.state = "done"; $("send").disabled = false;
 }
-$("ask").onsubmit = e => { e.preventDefault(); const q = $("question").value.trim(); if (q) { $("question").value = ""; ask(q); } };
-$("new").onclick = () => { history.length = 0; $("log").replaceChildren(); $("steps").replaceChildren(); showCitations([]); };
+$("ask").onsubmit = e => {
+  e.preventDefault(); const q = $("question").value.trim();
+  if (q) { $("question").value = ""; ask(q); }
+};
+$("new").onclick = () => {
+  history.length = 0; $("log").replaceChildren(); $("steps").replaceChildren(); showCitations([]);
+};
 $("upload").onclick = async () => {
   const fd = new FormData(); for (const f of $("files").files) fd.append("files", f);
   $("upload-status").textContent = "uploading…";
   try {
     const r = await fetch("kb/documents", {method: "POST", headers: headers(), body: fd}); const b = await r.json();
-    $("upload-status").textContent = b.documents ? b.documents.map(d => d.source + ": " + d.status + (d.error ? " (" + d.error + ")" : " (" + d.chunks + " chunks)")).join("\n") : "Error: " + b.error;
+    const line = d => d.source + ": " + d.status + (d.error ? " (" + d.error + ")" : " (" + d.chunks + " chunks)");
+    $("upload-status").textContent = b.documents ? b.documents.map(line).join("\n") : "Error: " + b.error;
   } catch (e) { $("upload-status").textContent = "Error: " + e.message; }
 };
 </script></body></html>
 """
 
 # %% ../../nbs/rag/39d_chat_page.ipynb #6e1ec76b
+_HEADERS = {"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff",
+            "Content-Security-Policy": "default-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"}
+
 def add_chat_page(app:FastAPI, # the service's app
                   auth=None, run=None, stream=None, # unused: the page is public, the routes it calls check the key
                  ) -> None:
     "Serve the chat page at `/`."
     @app.get("/", include_in_schema=False, response_class=HTMLResponse)
-    async def chat_page(): return HTMLResponse(CHAT_HTML, headers={"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff",
-                                                                 "Content-Security-Policy": "default-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"})
+    async def chat_page(): return HTMLResponse(CHAT_HTML, headers=_HEADERS)

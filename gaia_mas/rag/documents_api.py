@@ -42,8 +42,10 @@ def _zip_problem(path:Path) -> Optional[str]:
     with zipfile.ZipFile(path) as z:
         infos = z.infolist()
         if len(infos) > 10_000: return f"it holds {len(infos)} members"
-        if "[Content_Types].xml" not in {i.filename for i in infos}: return "it is a zip archive, not an Office document"
-        if sum(i.file_size for i in infos) > MAX_UNPACKED: return f"it would unpack to over {MAX_UNPACKED // 2**20} MB (a zip bomb?)"
+        if "[Content_Types].xml" not in {i.filename for i in infos}:
+            return "it is a zip archive, not an Office document"
+        if sum(i.file_size for i in infos) > MAX_UNPACKED:
+            return f"it would unpack to over {MAX_UNPACKED // 2**20} MB (a zip bomb?)"
         if any(i.file_size > 2**20 and i.file_size > MAX_RATIO * max(i.compress_size, 1) for i in infos):
             return f"a member expands over {MAX_RATIO} times (a zip bomb?)"
     return None
@@ -53,14 +55,18 @@ def upload_problem(path:Path, # the uploaded bytes, saved by us
                   ) -> Optional[str]:
     "Why an upload is refused, naming the fix; None if it may be ingested."
     ext = Path(name).suffix.lower()
-    if ext not in SUPPORTED: return f"unsupported file type {ext or '(none)'!r}: send one of {', '.join(sorted(SUPPORTED))}"
+    if ext not in SUPPORTED:
+        return f"unsupported file type {ext or '(none)'!r}: send one of {', '.join(sorted(SUPPORTED))}"
     size = path.stat().st_size
     if size == 0: return "the file is empty"
     head = path.open("rb").read(8192)
-    if ext == ".pdf" and not head.startswith(b"%PDF-"): return "the file is not a PDF (it does not start with %PDF-): check its extension"
-    if ext == ".xls" and not head.startswith(b"\xd0\xcf\x11\xe0"): return "the file is not an Excel 97 workbook: check its extension"
+    if ext == ".pdf" and not head.startswith(b"%PDF-"):
+        return "the file is not a PDF (it does not start with %PDF-): check its extension"
+    if ext == ".xls" and not head.startswith(b"\xd0\xcf\x11\xe0"):
+        return "the file is not an Excel 97 workbook: check its extension"
     if ext in ZIP_TYPES and (why := _zip_problem(path)): return f"the file is refused: {why}"
-    if ext not in ZIP_TYPES | {".pdf", ".xls"} and b"\x00" in head: return f"the file holds binary data, not the text a {ext} file has: check its extension"
+    if ext not in ZIP_TYPES | {".pdf", ".xls"} and b"\x00" in head:
+        return f"the file holds binary data, not the text a {ext} file has: check its extension"
     return None
 
 # %% ../../nbs/rag/39b_documents.ipynb #6c64ef8c
@@ -94,9 +100,11 @@ class _Parts:
         _, opts = parse_options_header(self._headers.get(b"content-disposition", b"")); self._headers = {}
         name = opts.get(b"name", b"").decode(errors="replace")
         if b"filename" not in opts: self._cur = [name, bytearray()]; return
-        if len(self.files) >= self.max_files: raise UploadRefused(f"too many files: send at most {self.max_files} in one request")
+        if len(self.files) >= self.max_files:
+            raise UploadRefused(f"too many files: send at most {self.max_files} in one request")
         fname = opts[b"filename"].decode(errors="replace")
-        self._cur = Upload(fname, safe_name(fname), self.dir/f"{len(self.files)}.part"); self._out = self._cur.path.open("wb")
+        self._cur = Upload(fname, safe_name(fname), self.dir/f"{len(self.files)}.part")
+        self._out = self._cur.path.open("wb")
         self.files.append(self._cur)
     def on_part_data(self, data, s, e):
         if isinstance(self._cur, list):
@@ -105,7 +113,8 @@ class _Parts:
             return
         self._cur.size += e - s
         if self._cur.size > self.max_bytes:
-            raise UploadRefused(f"{self._cur.safe} is over {self.max_bytes / 2**20:g} MB: split it, or start the server with a larger --max-upload-mb")
+            raise UploadRefused(f"{self._cur.safe} is over {self.max_bytes / 2**20:g} MB: split it, "
+                                "or start the server with a larger --max-upload-mb")
         self._out.write(data[s:e])
     def on_part_end(self):
         if isinstance(self._cur, list): self.fields.append((self._cur[0], self._cur[1].decode(errors="replace")))
@@ -119,21 +128,26 @@ async def read_uploads(request:Request, # a multipart/form-data request
                        max_bytes:int, # per file
                        max_files:int=MAX_FILES, timeout:float=UPLOAD_TIMEOUT,
                       ) -> tuple[list[Upload], list[tuple[str, str]]]:
-    "The uploaded files (saved under `dir`) and the form fields; `UploadRefused` (413, 408 or 400) when the body breaks a rule."
+    "The uploaded files (saved under `dir`) and the form fields; `UploadRefused` (413, 408 or 400) on a broken rule."
     from python_multipart.multipart import MultipartParser, parse_options_header
     ctype, opts = parse_options_header(request.headers.get("content-type", ""))
     if ctype != b"multipart/form-data" or not opts.get(b"boundary"):
         raise UploadRefused("send the files as multipart/form-data, in fields named `files`", 400)
     parts = _Parts(dir, max_bytes, max_files)
-    cbs = {k: getattr(parts, k) for k in ("on_header_field", "on_header_value", "on_header_end", "on_headers_finished", "on_part_data", "on_part_end")}
+    names = ("on_header_field", "on_header_value", "on_header_end", "on_headers_finished", "on_part_data",
+             "on_part_end")
+    cbs = {k: getattr(parts, k) for k in names}
     parser = MultipartParser(opts[b"boundary"], cbs)
     try:
         async with asyncio.timeout(timeout):
             async for chunk in request.stream(): parser.write(chunk)
         parser.finalize()
-    except TimeoutError: raise UploadRefused(f"the upload took over {timeout:g}s: send it faster or in smaller parts", 408) from None
+    except TimeoutError:
+        raise UploadRefused(f"the upload took over {timeout:g}s: send it faster or in smaller parts", 408) from None
     except UploadRefused: raise
-    except Exception as e: raise UploadRefused(f"the multipart body is malformed ({type(e).__name__}): send files as multipart/form-data", 400) from None
+    except Exception as e:
+        why = f"the multipart body is malformed ({type(e).__name__}): send multipart/form-data"
+        raise UploadRefused(why, 400) from None
     finally: parts.close()
     return parts.files, parts.fields
 
@@ -150,9 +164,11 @@ def parse_meta_fields(fields:list[tuple[str, str]], # the form fields
             if not isinstance(obj, dict): raise ValueError("meta: a JSON value must be an object")
             out.update(obj); continue
         k, eq, val = v.partition("=")
-        if not eq or not k.strip(): raise ValueError(f"meta {v[:50]!r}: expected key=value or a JSON object, e.g. team=payments")
+        if not eq or not k.strip():
+            raise ValueError(f"meta {v[:50]!r}: expected key=value or a JSON object, e.g. team=payments")
         out[k.strip()] = val.strip()
-    if any(k in ("source", "start", "end", "content_hash") for k in out): raise ValueError("meta may not set source, start, end or content_hash")
+    if any(k in ("source", "start", "end", "content_hash") for k in out):
+        raise ValueError("meta may not set source, start, end or content_hash")
     return out
 
 # %% ../../nbs/rag/39b_documents.ipynb #054a5490
@@ -160,11 +176,12 @@ def store_upload(kb:Any, # the knowledge base
                  up:Upload, meta:dict) -> dict:
     "`{source, status, chunks}` for one upload: added, updated, unchanged, or refused with the reason."
     source = f"uploads/{up.safe}"
-    if why := upload_problem(up.path, up.safe): return {"source": source, "status": "refused", "chunks": 0, "error": why}
+    refused = lambda why: {"source": source, "status": "refused", "chunks": 0, "error": why}
+    if why := upload_problem(up.path, up.safe): return refused(why)
     named = up.path.parent/f"{up.path.stem}.d"/up.safe; named.parent.mkdir(); up.path.rename(named)
     try: doc, chunks = chunk_document(named, meta)
-    except Exception as e: return {"source": source, "status": "refused", "chunks": 0, "error": f"the file could not be read: {type(e).__name__}: {str(e)[:200]}"}
-    if not chunks: return {"source": source, "status": "refused", "chunks": 0, "error": "no text found in the file"}
+    except Exception as e: return refused(f"the file could not be read: {type(e).__name__}: {str(e)[:200]}")
+    if not chunks: return refused("no text found in the file")
     doc["source"] = source
     for c in chunks: c["metadata"]["source"] = source; c["citation"] = citation_for(c["metadata"])
     old = kb.doc_hash(source)
@@ -182,7 +199,9 @@ def list_documents(kb:Any, # the knowledge base
                    offset:int=0, limit:int=50) -> dict:
     "A page of the documents, in source order, with the total count."
     srcs = kb.sources(); page = srcs[offset:offset + limit]
-    rows = {r[0]: r for r in _rows(kb, f"select source, title, filetype, n_chunks, ingested from documents where source in ({','.join('?' * len(page))})", page)} if page else {}
+    marks = ",".join("?" * len(page))
+    sql = f"select source, title, filetype, n_chunks, ingested from documents where source in ({marks})"
+    rows = {r[0]: r for r in _rows(kb, sql, page)} if page else {}
     docs = [dict(zip(("source", "title", "filetype", "chunks", "ingested"), rows[s])) for s in page if s in rows]
     return {"documents": docs, "total": len(srcs), "offset": offset, "limit": limit}
 
@@ -195,11 +214,12 @@ def citation_details(kb:Any, # the knowledge base the answer came from (None: la
     out = []
     for c in citations:
         d = {"citation": c}
-        rows = _rows(kb, "select source, metadata from chunks where citation = ? limit 200", [c]) if kb is not None and c else []
+        sql = "select source, metadata from chunks where citation = ? limit 200"
+        rows = _rows(kb, sql, [c]) if kb is not None and c else []
         if rows:
             src = rows[0][0]; ms = [_meta(m) for s, m in rows if s == src]
             starts, ends = [m["start"] for m in ms if "start" in m], [m["end"] for m in ms if "end" in m]
-            d |= {"source": src, "section": ms[0].get("section"), "page": ms[0].get("page"), "title": ms[0].get("title"),
+            d |= {"source": src, **{k: ms[0].get(k) for k in ("section", "page", "title")},
                   "start": min(starts) if starts else None, "end": max(ends) if ends else None}
         out.append(d)
     return out
@@ -219,11 +239,13 @@ class Job:
 
     def view(self) -> dict:
         out = {"job_id": self.id, "status": self.status, "done": len(self.documents), "total": self.total}
-        return out | ({"documents": self.documents} if self.status != "running" else {}) | ({"error": self.error} if self.error else {})
+        if self.status != "running": out["documents"] = self.documents
+        return out | ({"error": self.error} if self.error else {})
 
 def wants_job(request:Request) -> bool:
     "Did the client ask for a 202 and a job (`?async=true` or `Prefer: respond-async`)?"
-    return request.query_params.get("async", "").lower() in ("1", "true", "yes") or "respond-async" in request.headers.get("prefer", "")
+    asked = request.query_params.get("async", "").lower() in ("1", "true", "yes")
+    return asked or "respond-async" in request.headers.get("prefer", "")
 
 async def _run_job(job:Job, kb:Any, files:list, meta:dict, tmp:Path) -> None:
     try:
@@ -246,7 +268,8 @@ def _kb(request:Request, write:bool=False) -> Any:
     kb = getattr(request.app.state.system, "kb", None)
     if kb is None: raise UploadRefused("this service has no knowledge base attached (it runs on fixed tools)", 503)
     if write and kb.info("sample_hash"):
-        raise UploadRefused("this is the read-only sample collection: serve your own knowledge base (--kb) to add or remove documents", 409)
+        raise UploadRefused("this is the read-only sample collection: serve your own knowledge base (--kb) "
+                            "to add or remove documents", 409)
     return kb
 
 def _fail(request:Request, e:Exception) -> JSONResponse:
@@ -259,7 +282,8 @@ async def _post_documents(request:Request) -> JSONResponse:
     max_bytes = int(float(getattr(st, "max_upload_mb", None) or MAX_UPLOAD_MB) * 2**20)
     tmp = Path(tempfile.mkdtemp(prefix="gaia_mas_upload_"))
     try:
-        files, fields = await read_uploads(request, tmp, max_bytes, getattr(st, "max_files", MAX_FILES), getattr(st, "upload_timeout", UPLOAD_TIMEOUT))
+        files, fields = await read_uploads(request, tmp, max_bytes, getattr(st, "max_files", MAX_FILES),
+                                           getattr(st, "upload_timeout", UPLOAD_TIMEOUT))
         meta = parse_meta_fields(fields)
         if not files: raise UploadRefused("no files: send one or more in multipart fields named `files`", 400)
     except BaseException: shutil.rmtree(tmp, ignore_errors=True); raise
@@ -270,6 +294,10 @@ async def _post_documents(request:Request) -> JSONResponse:
     return JSONResponse({"documents": docs}, 201 if ok else 422)
 
 # %% ../../nbs/rag/39b_documents.ipynb #5f551adc
+_UPLOAD_SCHEMA = {"requestBody": {"content": {"multipart/form-data": {"schema": {"type": "object", "properties": {
+    "files": {"type": "array", "items": {"type": "string", "format": "binary"}},
+    "meta": {"type": "array", "items": {"type": "string"}}}}}}}}
+
 def add_document_routes(app:FastAPI, # the service's app
                         auth:Callable, # its API-key dependency
                         run:Callable=None, stream:Callable=None, # unused: the routes do not run workflows
@@ -277,17 +305,18 @@ def add_document_routes(app:FastAPI, # the service's app
     "Mount the knowledge-base routes: upload, list, delete, search."
     guard = [Depends(auth)]
     app.state.upload_jobs = {}
-    @app.post("/kb/documents", tags=["documents"], dependencies=guard, status_code=201, summary="Upload documents (multipart `files`, optional `meta`)",
-              openapi_extra={"requestBody": {"content": {"multipart/form-data": {"schema": {"type": "object", "properties": {
-                  "files": {"type": "array", "items": {"type": "string", "format": "binary"}}, "meta": {"type": "array", "items": {"type": "string"}}}}}}}})
+    @app.post("/kb/documents", tags=["documents"], dependencies=guard, status_code=201, openapi_extra=_UPLOAD_SCHEMA,
+              summary="Upload documents (multipart `files`, optional `meta`)")
     async def post_documents(request:Request):
         try: return await _post_documents(request)
         except (UploadRefused, ValueError) as e: return _fail(request, e)
 
-    @app.get("/kb/jobs/{job_id}", tags=["documents"], dependencies=guard, summary="An upload job's progress, then its documents")
+    @app.get("/kb/jobs/{job_id}", tags=["documents"], dependencies=guard,
+             summary="An upload job's progress, then its documents")
     async def get_job(request:Request, job_id:str):
         job = request.app.state.upload_jobs.get(job_id)
-        if job is None: return JSONResponse({"error": f"no upload job {job_id[:64]!r} in this process: jobs are kept in memory by the process that took the upload"}, 404)
+        if job is None: return JSONResponse({"error": f"no upload job {job_id[:64]!r} in this process: jobs are kept "
+                                                       "in memory by the process that took the upload"}, 404)
         return job.view()
 
     @app.get("/kb/documents", tags=["documents"], dependencies=guard, summary="The documents, a page at a time")
@@ -300,15 +329,19 @@ def add_document_routes(app:FastAPI, # the service's app
         try: kb = _kb(request, write=True)
         except UploadRefused as e: return _fail(request, e)
         if source not in await asyncio.to_thread(kb.sources):
-            return JSONResponse({"error": f"no document has the source {source!r}: list them with GET /kb/documents"}, 404)
+            return JSONResponse({"error": f"no document has the source {source!r}: list them with GET /kb/documents"},
+                                404)
         return {"removed": await asyncio.to_thread(kb.remove, source)}
 
     @app.get("/kb/search", tags=["documents"], dependencies=guard, summary="Ranked passages with their citations")
-    async def search(request:Request, q:str=Query(..., min_length=1, max_length=2000), mode:str=Query("hybrid", pattern="^(keyword|semantic|hybrid)$"),
-                     k:int=Query(5, ge=1, le=50), filter:Optional[str]=Query(None, max_length=2000, description='metadata conditions as JSON, e.g. {"team": "payments"}')):
+    async def search(request:Request, q:str=Query(..., min_length=1, max_length=2000),
+                     mode:str=Query("hybrid", pattern="^(keyword|semantic|hybrid)$"), k:int=Query(5, ge=1, le=50),
+                     filter:Optional[str]=Query(None, max_length=2000, description='JSON: {"team": "payments"}')):
         try:
             kb, filters = _kb(request), json.loads(filter) if filter else None
-            if filters is not None and not isinstance(filters, dict): raise ValueError("filter: give a JSON object, e.g. {\"team\": \"payments\"}")
+            if filters is not None and not isinstance(filters, dict):
+                raise ValueError('filter: give a JSON object, e.g. {"team": "payments"}')
             hits = await asyncio.to_thread(kb.search, q, mode, k, filters)
         except (UploadRefused, ValueError) as e: return _fail(request, e)
-        return {"hits": [{**h.to_dict(), "start": h.metadata.get("start"), "end": h.metadata.get("end")} for h in hits], "warnings": hits.warnings}
+        out = [{**h.to_dict(), "start": h.metadata.get("start"), "end": h.metadata.get("end")} for h in hits]
+        return {"hits": out, "warnings": hits.warnings}

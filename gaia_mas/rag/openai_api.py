@@ -24,16 +24,19 @@ MAX_QUESTION = 4000  # characters in the question (the last user message)
 _SESSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}")
 
 # %% ../../nbs/rag/39a_openai.ipynb #0e393e8f
+_FIELDS = (("prompt_tokens", "input_tokens"), ("completion_tokens", "output_tokens"), ("total_tokens", "total_tokens"))
+
 class UsageCounter(BaseCallbackHandler):
     "Sums the token usage of every chat model call it sees, in OpenAI's field names."
-    def __init__(self): self.lock, self.calls, self.usage = threading.Lock(), 0, dict.fromkeys(("prompt_tokens", "completion_tokens", "total_tokens"), 0)
+    def __init__(self):
+        self.lock, self.calls = threading.Lock(), 0
+        self.usage = dict.fromkeys(("prompt_tokens", "completion_tokens", "total_tokens"), 0)
     def on_llm_end(self, response, **kw):
         for gen in (g for gens in response.generations for g in gens):
             u = getattr(getattr(gen, "message", None), "usage_metadata", None) or {}
             with self.lock:
                 self.calls += 1
-                for mine, theirs in (("prompt_tokens", "input_tokens"), ("completion_tokens", "output_tokens"), ("total_tokens", "total_tokens")):
-                    self.usage[mine] += int(u.get(theirs) or 0)
+                for mine, theirs in _FIELDS: self.usage[mine] += int(u.get(theirs) or 0)
 
 _usage_var: contextvars.ContextVar = contextvars.ContextVar("gaia_mas_usage_counter", default=None)
 register_configure_hook(_usage_var, inheritable=True)
@@ -55,7 +58,8 @@ class ChatMessage(BaseModel):
 
 class ChatCompletionRequest(BaseModel):
     "The body of `POST /v1/chat/completions`; OpenAI's other options (temperature, n ...) are accepted and ignored."
-    model_config = ConfigDict(extra="allow", json_schema_extra={"examples": [{"model": "sequential", "messages": [{"role": "user", "content": "What is a circuit breaker?"}]}]})
+    model_config = ConfigDict(extra="allow", json_schema_extra={"examples": [
+        {"model": "sequential", "messages": [{"role": "user", "content": "What is a circuit breaker?"}]}]})
     model: str = Field(description="the pattern: sequential, parallel, supervisor or auto")
     messages: list[ChatMessage] = Field(description="the conversation; the last user message is the question")
     stream: bool = False
@@ -64,22 +68,29 @@ class ChatCompletionRequest(BaseModel):
 
 class ChatError(ValueError):
     "A request the service refuses, with its HTTP status and OpenAI error code."
-    def __init__(self, msg:str, status:int=400, code:Optional[str]=None): super().__init__(msg); self.status, self.code = status, code
+    def __init__(self, msg:str, status:int=400, code:Optional[str]=None):
+        super().__init__(msg); self.status, self.code = status, code
 
 # %% ../../nbs/rag/39a_openai.ipynb #10e2ba00
 def _text(content:Any) -> str:
     "The text of a message's content: a string, or the text parts of a list."
-    if isinstance(content, list): return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") in ("text", "input_text"))
+    if isinstance(content, list):
+        texts = [p for p in content if isinstance(p, dict) and p.get("type") in ("text", "input_text")]
+        return "".join(str(p.get("text", "")) for p in texts)
     return "" if content is None else str(content)
 
 def conversation(messages:list[ChatMessage], # the request's messages
                 ) -> tuple[str, list[dict]]:
     "(question, earlier turns): the last user message, and each earlier user message paired with the reply after it."
     users = [i for i, m in enumerate(messages) if m.role == "user"]
-    if not users: raise ChatError("messages has no user turn: end the conversation with a message of role 'user'", code="no_user_message")
+    if not users:
+        raise ChatError("messages has no user turn: end the conversation with a message of role 'user'",
+                        code="no_user_message")
     q = _text(messages[users[-1]].content)
-    if not q.strip(): raise ChatError("the last user message is empty: send the question as its content", code="empty_question")
-    if len(q) > MAX_QUESTION: raise ChatError(f"the question is over {MAX_QUESTION} characters: shorten it", code="question_too_long")
+    if not q.strip():
+        raise ChatError("the last user message is empty: send the question as its content", code="empty_question")
+    if len(q) > MAX_QUESTION:
+        raise ChatError(f"the question is over {MAX_QUESTION} characters: shorten it", code="question_too_long")
     turns, asked = [], None
     for m in messages[:users[-1]]:
         if m.role == "user": asked = _text(m.content)
@@ -102,11 +113,14 @@ def read_turn(body:ChatCompletionRequest, # the request
              ) -> Turn:
     "The turn a request asks for; a `ChatError` (400 or 404) naming what is wrong."
     pattern = body.model.rsplit("/", 1)[-1].lower()
-    if pattern not in MODELS: raise ChatError(f"the model {body.model!r} does not exist: use one of {', '.join(MODELS)}", 404, "model_not_found")
+    if pattern not in MODELS:
+        raise ChatError(f"the model {body.model!r} does not exist: use one of {', '.join(MODELS)}", 404,
+                        "model_not_found")
     q, history = conversation(body.messages)
     sid = (body.metadata or {}).get("session_id") or header_session
     if sid is not None and not (isinstance(sid, str) and _SESSION.fullmatch(sid)):
-        raise ChatError("session_id: use 1 to 128 letters, digits and _.:@- (starting with a letter or digit)", code="invalid_session_id")
+        raise ChatError("session_id: use 1 to 128 letters, digits and _.:@- (starting with a letter or digit)",
+                        code="invalid_session_id")
     return Turn(q, history, body.model, pattern, sid or f"oai-{uuid.uuid4().hex}", sid is not None)
 
 # %% ../../nbs/rag/39a_openai.ipynb #68ad7dbd
@@ -115,25 +129,29 @@ async def seed(system:Any, # a RagSystem
     "Write the client's earlier turns into the turn's fresh session, as the history the agents read."
     if not turn.history or turn.kept or not hasattr(system, "graphs"): return
     now = time.time() - len(turn.history)
-    hist = [{**t, "standalone": t["question"], "pattern": turn.pattern, "citations": [], "at": now + t["at"]} for t in turn.history]
-    await system.graphs["sequential"].aupdate_state(system.config(turn.session_id, "sequential"), {"history": hist}, as_node="finish")
+    hist = [{**t, "standalone": t["question"], "pattern": turn.pattern, "citations": [], "at": now + t["at"]}
+            for t in turn.history]
+    cfg = system.config(turn.session_id, "sequential")
+    await system.graphs["sequential"].aupdate_state(cfg, {"history": hist}, as_node="finish")
 
 async def forget(system:Any, turn:Turn) -> None:
     "Delete a stateless turn's threads (all patterns); a kept session stays."
     if turn.kept or not hasattr(system, "graphs"): return
     for p in system.graphs:
-        with contextlib.suppress(Exception): await system.checkpointer.adelete_thread(system.config(turn.session_id, p)["configurable"]["thread_id"])
+        thread = system.config(turn.session_id, p)["configurable"]["thread_id"]
+        with contextlib.suppress(Exception): await system.checkpointer.adelete_thread(thread)
 
 # %% ../../nbs/rag/39a_openai.ipynb #c2c84fff
 def citations(resp:dict) -> list[dict]:
-    "The answer's citations with their source, section, page and character span (just the label when the system has no knowledge base)."
+    "The answer's citations with source, section, page and character span (only the label without a knowledge base)."
     return resp.get("citation_details") or [{"citation": c} for c in resp.get("citations", [])]
 
 def completion(resp:dict, # the system's response
                turn:Turn, usage:dict, cid:str) -> dict:
     "An OpenAI `chat.completion` body for one answer."
     out = {"id": cid, "object": "chat.completion", "created": int(time.time()), "model": turn.model,
-           "choices": [{"index": 0, "message": {"role": "assistant", "content": resp.get("answer", "")}, "finish_reason": "stop"}],
+           "choices": [{"index": 0, "message": {"role": "assistant", "content": resp.get("answer", "")},
+                        "finish_reason": "stop"}],
            "usage": dict(usage), "citations": citations(resp), "pattern": resp.get("pattern")}
     return out | ({"session_id": turn.session_id} if turn.kept else {})
 
@@ -159,18 +177,22 @@ class ChunkWriter:
     def __call__(self, kind:str, ev:dict) -> str:
         if kind == "token": self.sent += ev["text"]; return self.chunk({"content": ev["text"]})
         if kind == "answer": return self.end(ev)
-        if kind == "error": return f"data: {json.dumps({'error': {'message': ev.get('error'), 'type': 'server_error', 'code': None, 'request_id': ev.get('request_id')}})}\n\n"
+        if kind == "error":
+            err = {"message": ev.get("error"), "type": "server_error", "code": None, "request_id": ev.get("request_id")}
+            return f"data: {json.dumps({'error': err})}\n\n"
         return f": progress {json.dumps({'event': kind, **ev})}\n\n"
 
     def end(self, resp:dict) -> str:
         answer = resp.get("answer", "")
         rest = answer[len(self.sent):] if answer.startswith(self.sent) else ""
         out = "".join(self.chunk({"content": p}) for p in _pieces(rest)) + self.chunk({}, "stop")
-        return out + self.chunk({}, choices=False, citations=citations(resp), pattern=resp.get("pattern"), usage=dict(self.usage.usage))
+        return out + self.chunk({}, choices=False, citations=citations(resp), pattern=resp.get("pattern"),
+                                usage=dict(self.usage.usage))
 
 # %% ../../nbs/rag/39a_openai.ipynb #bd6290ff
-_CODES = {400: ("invalid_request_error", None), 401: ("invalid_request_error", "invalid_api_key"), 404: ("invalid_request_error", "not_found"),
-          413: ("invalid_request_error", "request_too_large"), 429: ("rate_limit_error", "rate_limit_exceeded"), 503: ("server_error", "overloaded"),
+_CODES = {400: ("invalid_request_error", None), 401: ("invalid_request_error", "invalid_api_key"),
+          404: ("invalid_request_error", "not_found"), 413: ("invalid_request_error", "request_too_large"),
+          429: ("rate_limit_error", "rate_limit_exceeded"), 503: ("server_error", "overloaded"),
           504: ("server_error", "timeout")}
 
 def openai_error(status:int, message:str, code:Optional[str]=None, headers:Optional[dict]=None) -> JSONResponse:
@@ -190,7 +212,7 @@ def _reshaped(status:int, headers:list, raw:bytes) -> tuple[int, list, bytes]:
     return status, keep + [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())], body
 
 class OpenAIErrors:
-    "ASGI middleware: the service's errors on `/v1/` paths in OpenAI's shape; successful responses (and streams) pass untouched."
+    "ASGI middleware: the service's errors on `/v1/` paths in OpenAI's shape; successes (and streams) pass untouched."
     def __init__(self, app): self.app = app
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or not scope["path"].startswith("/v1/"): return await self.app(scope, receive, send)
@@ -234,7 +256,7 @@ async def _chunks(request:Request, turn:Turn, stream:Callable) -> AsyncIterator[
 # %% ../../nbs/rag/39a_openai.ipynb #93fd5d26
 def add_openai_routes(app:FastAPI, # the service's app
                       auth:Callable, # its API-key dependency
-                      run:Callable, # `(request, question, session_id, pattern) -> response`: the service's way to run a turn
+                      run:Callable, # `(request, question, session_id, pattern) -> response`: runs a turn
                       stream:Callable, # `(request, question, session_id, pattern, model, fmt)`: its streamed twin
                      ) -> None:
     "Mount `GET /v1/models` and `POST /v1/chat/completions` on the service."
@@ -242,8 +264,9 @@ def add_openai_routes(app:FastAPI, # the service's app
     @app.get("/v1/models", tags=["openai"], dependencies=[Depends(auth)], summary="The patterns, as OpenAI models")
     async def models(): return {"object": "list", "data": [_model_card(m) for m in MODELS]}
 
-    @app.post("/v1/chat/completions", tags=["openai"], dependencies=[Depends(auth)], summary="OpenAI-compatible chat, plain or streamed",
-              responses={200: {"content": {"text/event-stream": {}}, "description": "a `chat.completion`, or chunks when `stream` is true"}})
+    sse = {200: {"content": {"text/event-stream": {}}, "description": "a `chat.completion`, or chunks if `stream`"}}
+    @app.post("/v1/chat/completions", tags=["openai"], dependencies=[Depends(auth)], responses=sse,
+              summary="OpenAI-compatible chat, plain or streamed")
     async def chat_completions(body:ChatCompletionRequest, request:Request, x_session_id:Optional[str]=Header(None)):
         try: turn = read_turn(body, x_session_id)
         except ChatError as e: return openai_error(e.status, str(e), e.code)
