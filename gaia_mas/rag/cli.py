@@ -124,7 +124,10 @@ async def _ask_once(args, opts:dict) -> dict:
 def print_answer(r:dict) -> None:
     "An answer, its sources and how it was made, for people."
     print(r["answer"])
-    if r.get("citations"): print("\nSources:\n" + "\n".join(f"  [{i}] {c}" for i, c in enumerate(r["citations"], 1)))
+    where = {d["citation"]: f"  ({d['source']}, characters {d['start']}-{d['end']})"
+             for d in r.get("citation_details") or [] if d.get("start") is not None}
+    if r.get("citations"):
+        print("\nSources:\n" + "\n".join(f"  [{i}] {c}{where.get(c, '')}" for i, c in enumerate(r["citations"], 1)))
     md = r["metadata"]; how = r["pattern"] + (f" ({r['pattern_selection_reasoning']})" if r.get("pattern_selection_reasoning") else "")
     print(f"\n{how}, {md['total_time']:.2f}s" + (f"; cut short: {', '.join(md['cut_short'])}" if md.get("cut_short") else ""))
 
