@@ -191,3 +191,21 @@ def test_schemathesis_fuzz_of_the_new_routes_finds_no_server_error(server):
             if r.status_code >= 500: failures.append((op.label, r.status_code, r.text[:200]))
         run()
     assert ops == 7 and calls >= 7 * 30 * 0.5 and not failures, failures
+
+def test_round_trip_on_sqlite_and_postgres(kb_url):
+    "Upload, list, search, follow a citation and delete, on both knowledge-base engines."
+    from gaia_mas.rag.documents_api import citation_details
+    kb = open_kb(kb_url, HashEmbeddings(), create=True)
+    with LiveServer(create_app(make_rag_system(provider="scripted", knowledge_base=kb), api_key=KEY)) as url, \
+         httpx.Client(base_url=url, headers={"X-API-Key": KEY}, timeout=60) as c:
+        r = c.post("/kb/documents", files=[("files", ("bulkheads.md", DOC))], data={"meta": ['{"team": "platform"}']})
+        assert r.status_code == 201 and r.json()["documents"][0]["status"] == "added"
+        docs = c.get("/kb/documents").json()
+        assert docs["total"] == 1 and docs["documents"][0] | {"ingested": None} == {
+            "source": "uploads/bulkheads.md", "title": "Bulkheads", "filetype": "md", "chunks": 1, "ingested": None}
+        hit = c.get("/kb/search", params={"q": "bulkhead", "filter": '{"team": "platform"}'}).json()["hits"][0]
+        assert hit["citation"] == "bulkheads.md § Idea" and hit["end"] > hit["start"] >= 0
+        d = citation_details(kb, ["bulkheads.md § Idea"])[0]
+        assert (d["source"], d["section"], d["start"]) == ("uploads/bulkheads.md", "Idea", 0)
+        assert c.delete("/kb/documents", params={"source": "uploads/bulkheads.md"}).status_code == 200
+        assert c.get("/kb/documents").json()["total"] == 0
