@@ -8,8 +8,8 @@ import asyncio, json, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Sequence
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import Field, PrivateAttr
 
 # %% auto #0
@@ -65,7 +65,30 @@ class ScriptedChatModel(BaseChatModel):
         if self.latency: await asyncio.sleep(self.latency)
         return ChatResult(generations=[ChatGeneration(message=self._next(messages))])
 
+    async def _astream(self, messages, stop=None, run_manager=None, **kw):
+        "The reply in pieces of a few words, `latency` spread over them in at most 8 waits (LangGraph's messages mode streams through this)."
+        msg = self._next(messages); pieces = _pieces(str(msg.content))
+        every = -(-len(pieces) // 8); waits = -(-len(pieces) // every)
+        for i, piece in enumerate(pieces):
+            if self.latency and i % every == 0: await asyncio.sleep(self.latency / waits)
+            chunk = ChatGenerationChunk(message=_chunk(msg, piece, first=i == 0, last=i == len(pieces) - 1, name=self.name))
+            if run_manager: await run_manager.on_llm_new_token(piece, chunk=chunk)
+            yield chunk
+
     def bind_tools(self, tools, **kw): return self
+
+# %% ../../nbs/core/05_testing.ipynb #e0d8a58f
+def _pieces(text:str, words:int=3) -> list[str]:
+    "`text` in pieces of a few words each (whitespace kept), at least one piece."
+    import re
+    ws = re.findall(r"\s*\S+\s*", text) or [text]
+    return ["".join(ws[i:i + words]) for i in range(0, len(ws), words)]
+
+def _chunk(msg:AIMessage, piece:str, first:bool, last:bool, name:str) -> AIMessageChunk:
+    "One streamed piece of `msg`: tool calls ride on the first, usage and the model name on the last."
+    calls = [{"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i} for i, c in enumerate(msg.tool_calls)] if first else []
+    return AIMessageChunk(content=piece, tool_call_chunks=calls, usage_metadata=msg.usage_metadata if last else None,
+                          response_metadata={"model_name": name, "finish_reason": "stop"} if last else {})
 
 # %% ../../nbs/core/05_testing.ipynb #c33d0001
 def _completion(spec:dict, request:dict) -> dict:

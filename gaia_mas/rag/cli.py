@@ -172,8 +172,10 @@ async def _ask_once(args, opts:dict) -> dict:
 def print_answer(r:dict) -> None:
     "An answer, its sources and how it was made, for people."
     print(r["answer"])
+    where = {d["citation"]: f"  ({d['source']}, characters {d['start']}-{d['end']})"
+             for d in r.get("citation_details") or [] if d.get("start") is not None}
     if r.get("citations"):
-        print("\nSources:\n" + "\n".join(f"  [{i}] {printable(c)}" for i, c in enumerate(r["citations"], 1)))
+        print("\nSources:\n" + "\n".join(f"  [{i}] {printable(c)}{printable(where.get(c, ''))}" for i, c in enumerate(r["citations"], 1)))
     md = r["metadata"]; how = r["pattern"] + (f" ({r['pattern_selection_reasoning']})" if r.get("pattern_selection_reasoning") else "")
     print(f"\n{how}, {md['total_time']:.2f}s" + (f"; cut short: {', '.join(md['cut_short'])}" if md.get("cut_short") else ""))
 
@@ -225,6 +227,7 @@ def add_rag_parsers(sub) -> None:
                         "prefer the variable or --api-key-file)")
     v.add_argument("--api-key-file", type=Path, help="a file holding the required API key")
     v.add_argument("--sessions", help="checkpointer URL for conversations (default: the KB's Postgres, else a SQLite file beside the KB)")
+    v.add_argument("--max-upload-mb", type=float, default=25, help="megabytes in one file uploaded to POST /kb/documents (default 25)")
     add_model_options(v); v.set_defaults(func=cmd_serve)
 
 # %% ../../nbs/rag/38_cli.ipynb #b7f915c7

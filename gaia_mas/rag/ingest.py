@@ -137,10 +137,11 @@ def sample_dir() -> Path:
 
 # %% ../../nbs/rag/31_ingest.ipynb #88499257
 CHUNK_SIZE, CHUNK_OVERLAP = 1000, 120
-# part of every document hash: changing the chunker re-ingests (v2: provenance owned by the ingest)
+# part of every document hash: changing the chunker re-ingests (v2: provenance owned by the ingest, character spans)
 CHUNKER = f"v2-{CHUNK_SIZE}-{CHUNK_OVERLAP}"
 SYSTEM_FIELDS = frozenset({"source", "title", "page", "section", "filetype", "modified", "content_hash", "text_hash", "hash",
-                           "chunk_id", "id", "citation", "ord", "ingested"})
+                           "chunk_id", "id", "citation", "ord", "ingested",
+                           "start", "end"})
 
 def _json_safe(v):
     "Metadata values JSON can hold (dates as ISO strings)."
@@ -169,12 +170,16 @@ def chunk_document(path:str|Path, # the file
     h = hashlib.sha256(data + json.dumps(user, sort_keys=True).encode() + CHUNKER.encode()).hexdigest()
     base = {**user, "source": str(path), "title": title, "filetype": path.suffix.lower().lstrip("."),
             "modified": modified, "content_hash": h}
-    chunks = []
+    chunks, offset = [], 0  # `start`/`end`: the chunk's span in the document's text (its sections joined by blank lines)
     for s in secs:
+        at = 0
         for piece in split.split_text(s.text):
-            m = {**base, **({"section": s.section} if s.section else {}), **({"page": s.page} if s.page else {})}
+            i = s.text.find(piece, at); i = at if i < 0 else i; at = i + 1
+            m = {**base, **({"section": s.section} if s.section else {}), **({"page": s.page} if s.page else {}),
+                 "start": offset + i, "end": offset + i + len(piece)}
             chunks.append({"text": piece, "citation": citation_for(m), "metadata": m,
                            "text_hash": hashlib.sha256(piece.encode()).hexdigest()})
+        offset += len(s.text) + 2
     doc = {"source": str(path), "hash": h, "title": title, "filetype": base["filetype"], "modified": modified, "metadata": user}
     return doc, chunks
 

@@ -11,8 +11,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 # %% auto #0
 __all__ = ['log', 'MAX_BODY', 'MAX_HEADER', 'BODY_TIMEOUT', 'HEADER_TIMEOUT', 'KEEP_ALIVE', 'UPLOAD_LIMITS', 'KEY_PARAMS',
-           'Limits', 'body_limit', 'send_json', 'BodyLimit', 'QueryKeyGuard', 'add_limits', 'SlowClientH11',
-           'server_options', 'TurnQueue']
+           'Limits', 'body_limit', 'error_body', 'send_json', 'BodyLimit', 'QueryKeyGuard', 'add_limits',
+           'SlowClientH11', 'server_options', 'TurnQueue']
 
 # %% ../../nbs/rag/39c_limits.ipynb #6e4484c2
 log = logging.getLogger(__name__)
@@ -42,6 +42,13 @@ def body_limit(scope:dict, # the ASGI scope
     return default
 
 # %% ../../nbs/rag/39c_limits.ipynb #e60be6d4
+_OPENAI_KINDS = {400: "invalid_request_error", 408: "timeout", 413: "request_too_large"}
+
+def error_body(scope:dict, status:int, message:str) -> dict:
+    "An error as the route's clients read it: OpenAI's shape under `/v1/`, the service's own elsewhere."
+    if not scope.get("path", "").startswith("/v1/"): return {"error": message}
+    return {"error": {"message": message, "type": "invalid_request_error", "code": _OPENAI_KINDS.get(status)}}
+
 async def send_json(send:Callable, status:int, body:dict, headers:Optional[list]=None) -> None:
     "Send a whole JSON response through an ASGI `send`."
     data = json.dumps(body).encode()
@@ -65,17 +72,17 @@ class BodyLimit:
         limit = body_limit(scope, self.max_body, self.limits) if scope["type"] == "http" else None
         if limit is None: return await self.app(scope, receive, send)
         declared = dict(scope.get("headers") or []).get(b"content-length", b"0")
-        if not declared.isdigit() or int(declared) > limit: return await _too_large(send, limit)
-        await self.app(scope, *_Counted(receive, send, limit, self.body_timeout).pair())
+        if not declared.isdigit() or int(declared) > limit: return await _too_large(scope, send, limit)
+        await self.app(scope, *_Counted(scope, receive, send, limit, self.body_timeout).pair())
 
-async def _too_large(send, limit:int) -> None:
-    await send_json(send, 413, {"error": f"the request body is over {limit} bytes: send a smaller one"})
+async def _too_large(scope:dict, send, limit:int) -> None:
+    await send_json(send, 413, error_body(scope, 413, f"the request body is over {limit} bytes: send a smaller one"))
 
 # %% ../../nbs/rag/39c_limits.ipynb #cfedca51
 class _Counted:
     "The `receive`/`send` pair of one bounded request."
-    def __init__(self, receive, send, limit:int, timeout:float):
-        self.receive, self.send, self.limit = receive, send, limit
+    def __init__(self, scope:dict, receive, send, limit:int, timeout:float):
+        self.scope, self.receive, self.send, self.limit = scope, receive, send, limit
         self.seen, self.answered, self.started = 0, False, False
         self.deadline = asyncio.get_running_loop().time() + timeout
 
@@ -93,7 +100,7 @@ class _Counted:
         return msg
 
     async def _answer(self, status:int, error:str) -> dict:
-        if not self.started: self.answered = True; await send_json(self.send, status, {"error": error})
+        if not self.started: self.answered = True; await send_json(self.send, status, error_body(self.scope, status, error))
         log.info("request refused with %s after %s body bytes", status, self.seen)
         return {"type": "http.disconnect"}
 
@@ -112,8 +119,8 @@ class QueryKeyGuard:
         pairs = parse_qsl(qs.decode("latin-1"), keep_blank_values=True)
         if not any(k.lower() in self.params for k, _ in pairs): return await self.app(scope, receive, send)
         scope["query_string"] = urlencode([(k, "***" if k.lower() in self.params else v) for k, v in pairs]).encode()
-        await send_json(send, 400, {"error": "API keys in the URL are refused (they end up in logs): "
-                                             "send `Authorization: Bearer KEY` or `X-API-Key: KEY` instead"})
+        await send_json(send, 400, error_body(scope, 400, "API keys in the URL are refused (they end up in logs): "
+                                                        "send `Authorization: Bearer KEY` or `X-API-Key: KEY` instead"))
 
 # %% ../../nbs/rag/39c_limits.ipynb #5bd33f37
 def add_limits(app, # a FastAPI/Starlette app

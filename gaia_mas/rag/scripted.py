@@ -211,11 +211,18 @@ class FailingRagModel(RagScriptedModel):
             time.sleep(self.stall)
         return super()._generate(messages, stop, run_manager, **kw)
 
-    async def _agenerate(self, messages, stop=None, run_manager=None, **kw):
+    async def _afail(self, messages):
         if self._hit(messages):
             if not self.stall: raise RuntimeError(f"{_role(messages)} model is down")
             await asyncio.sleep(self.stall)
+
+    async def _agenerate(self, messages, stop=None, run_manager=None, **kw):
+        await self._afail(messages)
         return await super()._agenerate(messages, stop, run_manager, **kw)
+
+    async def _astream(self, messages, stop=None, run_manager=None, **kw):
+        await self._afail(messages)
+        async for chunk in super()._astream(messages, stop, run_manager, **kw): yield chunk
 
 def failing(roles:Sequence[str], # the agents that fail
             stall:float=0.0, # seconds they stall instead of failing

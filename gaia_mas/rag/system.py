@@ -4,7 +4,7 @@
 
 # %% ../../nbs/rag/37_system.ipynb #8057fc1f
 from __future__ import annotations
-import asyncio, contextlib
+import asyncio, contextlib, functools
 from pathlib import Path
 from typing import Any, AsyncIterator, Optional, Sequence
 from ..core.settings import is_postgres, kb_url, redact
@@ -61,6 +61,9 @@ def make_rag_system(args:Any=None, # an argparse Namespace with the model option
         tools = make_rag_tools(knowledge_base, llm=_model(llm, "analysis"))
     system = RagSystem(llm, tools, checkpointer, limits or Limits())
     system.kb, system.provider = knowledge_base, opts.get("provider", "scripted")
+    if knowledge_base is not None:  # citations a reader can follow: source, section, page, character span
+        from gaia_mas.rag.documents_api import citation_details
+        system.cite = functools.partial(citation_details, knowledge_base)
     return system
 
 # %% ../../nbs/rag/37_system.ipynb #f46dc71b

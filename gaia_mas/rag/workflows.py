@@ -19,12 +19,12 @@ from fastcore.basics import patch
 from ..core.utils import call_timeout, deadline_scope, run_sync, time_left
 
 # %% auto #0
-__all__ = ['log', 'PATTERNS', 'BRANCHES', 'CRITICAL_PATH_CALLS', 'SELECTOR_SCHEMA', 'research_node', 'analysis_node',
-           'synthesis_node', 'with_sources', 'finish', 'after_research', 'sequential_workflow', 'mermaid',
-           'branch_node', 'research_branch', 'evaluator_node', 'rewrite_node', 'route_to_parallel_agents',
+__all__ = ['log', 'PATTERNS', 'BRANCHES', 'CRITICAL_PATH_CALLS', 'SELECTOR_SCHEMA', 'ANSWER_NODES', 'research_node',
+           'analysis_node', 'synthesis_node', 'with_sources', 'finish', 'after_research', 'sequential_workflow',
+           'mermaid', 'branch_node', 'research_branch', 'evaluator_node', 'rewrite_node', 'route_to_parallel_agents',
            'parallel_workflow', 'supervisor_node', 'route_to_workers', 'worker_node', 'combine_node',
            'supervisor_workflow', 'build_workflow', 'rule_based_pattern', 'aselect_pattern', 'select_pattern',
-           'make_response', 'RagSystem', 'salvage']
+           'make_response', 'RagSystem', 'AnswerTokens', 'salvage']
 
 # %% ../../nbs/rag/35_workflows.ipynb #1d5c119e
 log = logging.getLogger(__name__)
@@ -381,6 +381,30 @@ class RagSystem:
             turns += (snap.values or {}).get("history") or []
         return sorted(turns, key=lambda t: t.get("at", 0))[-self.history_turns:]
 
+# %% ../../nbs/rag/35_workflows.ipynb #bdd45dba
+ANSWER_NODES = {"sequential": "synthesis", "supervisor": "combine"}  # the node whose model writes the answer (parallel picks one after)
+
+def _json_string(body:str) -> tuple[str, bool]:
+    "The decoded start of a JSON string's body, and whether it closed; an escape cut in half waits for its end."
+    i = 0
+    while i < len(body) and body[i] != '"':
+        step = (6 if body[i+1:i+2] == "u" else 2) if body[i] == "\\" else 1
+        if i + step > len(body): break
+        i += step
+    return json.loads(f'"{body[:i]}"'), i < len(body) and body[i] == '"'
+
+class AnswerTokens:
+    "Pulls the text of the `final_answer` field out of a JSON reply while it streams in, a piece at a time."
+    def __init__(self, key:str="final_answer"): self.buf, self.key, self.sent, self.done = "", key, 0, False
+    def feed(self, piece:str) -> str:
+        "The answer text that `piece` completes ('' while the field has not started or after it ended)."
+        if self.done: return ""
+        self.buf += piece
+        if not (m := re.search(rf'"{self.key}"\s*:\s*"', self.buf)): return ""
+        text, self.done = _json_string(self.buf[m.end():])
+        new, self.sent = text[self.sent:], len(text)
+        return new
+
 # %% ../../nbs/rag/35_workflows.ipynb #f93b873c
 def _check(question:str, session_id:str, pattern:str) -> None:
     "A `ValueError` naming what is wrong with a request."
@@ -394,11 +418,11 @@ def salvage(state:dict, what:str) -> dict:
     if partial: return {**state, "final_answer": partial}
     return {**state, "error": state.get("error") or f"the {what} was reached before any answer"}
 
-async def _pump(graph, state:dict, cfg:dict, total:float, queue:asyncio.Queue) -> None:
+async def _pump(graph, state:dict, cfg:dict, total:float, queue:asyncio.Queue, modes=("updates", "values")) -> None:
     "Run `graph` under its total time limit, putting each streamed chunk on `queue`, then None (or the exception)."
     try:
         with deadline_scope(total):
-            async for item in graph.astream(state, cfg, stream_mode=["updates", "values"]): await queue.put(item)
+            async for item in graph.astream(state, cfg, stream_mode=list(modes)): await queue.put(item)
         await queue.put(None)
     except Exception as e: await queue.put(e)
 
@@ -410,7 +434,9 @@ async def _stop(task:asyncio.Task) -> None:
     except (asyncio.CancelledError, Exception): pass
 
 @patch
-async def astream(self:RagSystem, question:str, session_id:str, pattern:str="auto") -> AsyncIterator[dict]:
+async def astream(self:RagSystem, question:str, session_id:str, pattern:str="auto",
+                  tokens:bool=True, # also `{'event': 'token', 'node', 'text'}` as the answering agent writes
+                 ) -> AsyncIterator[dict]:
     "Node events as each node finishes (`{'event': 'node', 'node', 'elapsed'}`), then `{'event': 'answer', **response}`."
     _check(question, session_id, pattern); t0, reasoning = time.monotonic(), None
     if pattern == "auto":
@@ -419,13 +445,19 @@ async def astream(self:RagSystem, question:str, session_id:str, pattern:str="aut
     graph, cfg, total = self.graphs[pattern], self.config(session_id, pattern), self.limits.total(pattern)
     state = {**create_initial_state(question, session_id, pattern), "history": await self.history(session_id), "started_at": time.time()}
     final, cut, queue = state, [], asyncio.Queue()
-    task = asyncio.create_task(_pump(graph, state, cfg, total, queue))  # the run has its own context: the deadline stays inside it
+    modes, answer = ("updates", "values", "messages") if tokens else ("updates", "values"), AnswerTokens()
+    task = asyncio.create_task(_pump(graph, state, cfg, total, queue, modes))  # the run has its own context: the deadline stays inside it
     hard = time.monotonic() + total + 1.0
     try:
         while (item := await asyncio.wait_for(queue.get(), max(0.01, hard - time.monotonic()))) is not None:
             if isinstance(item, BaseException): raise item
             mode, chunk = item
             if mode == "values": final = chunk; continue
+            if mode == "messages":
+                node = chunk[1].get("langgraph_node")
+                if node == ANSWER_NODES.get(pattern) and (text := answer.feed(str(chunk[0].content))):
+                    yield {"event": "token", "node": node, "text": text}
+                continue
             for node in chunk: yield {"event": "node", "node": node, "elapsed": round(time.monotonic() - t0, 3)}
     except asyncio.TimeoutError:
         cut = [f"{pattern} total time limit ({total:g}s)"]
@@ -434,12 +466,15 @@ async def astream(self:RagSystem, question:str, session_id:str, pattern:str="aut
     if cut and not final.get("final_answer"): final = salvage(final, cut[0])
     resp = make_response(pattern, final, time.monotonic() - t0, session_id, reasoning)
     if cut: resp["metadata"]["cut_short"] = [*resp["metadata"].get("cut_short", []), *cut]
+    if callable(cite := getattr(self, "cite", None)):
+        try: resp["citation_details"] = await asyncio.to_thread(cite, resp["citations"])
+        except Exception as e: log.warning("citation details failed: %s: %s", type(e).__name__, e)
     yield {"event": "answer", **resp}
 
 @patch
 async def aask(self:RagSystem, question:str, session_id:str, pattern:str="auto") -> dict:
     "The response to `question` in `session_id` with `pattern` ('auto' lets the selector choose)."
-    async for ev in self.astream(question, session_id, pattern):
+    async for ev in self.astream(question, session_id, pattern, tokens=False):
         if ev["event"] == "answer": return {k: v for k, v in ev.items() if k != "event"}
 
 @patch

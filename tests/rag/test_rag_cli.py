@@ -123,3 +123,13 @@ def test_through_gaia_mas_main(tmp_path):
                        env={**os.environ, "OPIK_TRACK_DISABLE": "true"})
     if "invalid choice: 'rag'" in p.stderr: pytest.skip("gaia-mas's parser does not add the rag commands yet")
     assert p.returncode == 2 and f"no knowledge base at {missing}" in p.stderr and "gaia-mas rag ingest" in p.stderr
+
+
+def test_ask_json_carries_citations_a_reader_can_follow(built, capsys):
+    "`rag ask --json`: each citation with its source, section and character span in the document (SQLite and PostgreSQL)."
+    code, out, err = run(capsys, "rag", "ask", "What is a circuit breaker?", "--provider", "scripted", "--kb", built,
+                         "--pattern", "sequential", "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    d = r["citation_details"][0]
+    assert d["citation"] in r["citations"] and d["source"].endswith(".md") and d["section"] and d["end"] > d["start"] >= 0

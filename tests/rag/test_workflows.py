@@ -236,8 +236,13 @@ def test_astream_reports_nodes_then_answer(tools):
     rag = RagSystem(scripted_rag_llm(), tools)
     async def collect(): return [e async for e in rag.astream(Q1, "stream", "auto")]
     evs = asyncio.run(collect())
-    assert [e["node"] for e in evs[:-1]] == ["select_pattern", "research", "analysis", "synthesis", "finish"]
+    assert [e["node"] for e in evs[:-1] if e["event"] == "node"] == ["select_pattern", "research", "analysis", "synthesis", "finish"]
     assert evs[-1]["event"] == "answer" and evs[-1]["answer"] and evs[-1]["pattern_selection_reasoning"]
+    tokens = [e for e in evs if e["event"] == "token"]  # the answer's words, as the synthesis agent writes them
+    assert len(tokens) > 3 and {e["node"] for e in tokens} == {"synthesis"}
+    assert evs[-1]["answer"].startswith("".join(e["text"] for e in tokens))
+    done = next(i for i, e in enumerate(evs) if e.get("node") == "synthesis" and e["event"] == "node")
+    assert evs.index(tokens[0]) < done  # before the synthesis step finished
 
 
 def test_per_agent_models_and_missing_one(tools):
