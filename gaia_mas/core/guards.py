@@ -4,7 +4,7 @@
 
 # %% ../../nbs/core/04a_guards.ipynb #d23db484
 from __future__ import annotations
-import concurrent.futures as cf, contextlib, json, logging, multiprocessing, os, sys, threading, types, zipfile
+import atexit, concurrent.futures as cf, contextlib, json, logging, multiprocessing, os, sys, threading, types, zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -141,6 +141,7 @@ class Isolated:
             ctx = multiprocessing.get_context("spawn")
             self._pool = cf.ProcessPoolExecutor(1, mp_context=ctx, initializer=guards._init_worker,
                                                 initargs=(self.budget.memory_mb, self.warm))
+            atexit.register(self.close)  # stopped before the interpreter tears its modules down
         return self._pool
 
     def close(self) -> None:
@@ -150,7 +151,7 @@ class Isolated:
         for p in list((getattr(pool, "_processes", None) or {}).values()):
             try: p.kill()
             except Exception: pass
-        pool.shutdown(wait=False, cancel_futures=True)
+        pool.shutdown(wait=True, cancel_futures=True)
 
     def __call__(self, fn:Callable, *args):
         "`fn(*args)` in the worker, within the budget."
