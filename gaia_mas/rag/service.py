@@ -256,12 +256,14 @@ def create_app(system:Any, # a RagSystem, or a callable `checkpointer -> RagSyst
                health:Optional[Callable]=None, # `system -> dict` for /health (default: `system.kb.stats()`)
                request_timeout:float=180, # seconds before a request gives up (the workflows' own limits are shorter)
                max_body:int=MAX_BODY, # bytes in a request body
+               session_ttl:Optional[float]=None, # seconds a session lives after its last turn (expired ones pruned meanwhile)
               ) -> FastAPI:
     "The HTTP service around a RAG system."
     @contextlib.asynccontextmanager
     async def lifespan(app:FastAPI):
         if hasattr(system, "aask"): yield; return
-        async with open_sessions(sessions) as saver:
+        from gaia_mas.rag.sessions import expiring
+        async with open_sessions(sessions) as saver, expiring(saver, session_ttl):
             built = system(saver)
             app.state.system = await built if inspect.isawaitable(built) else built
             yield
@@ -279,14 +281,14 @@ SERVE_ENV = "GAIA_MAS_SERVE"  # the settings a `serve` process hands to its uvic
 
 def serve_settings(args:Any) -> dict:
     "The settings of `gaia-mas serve` as a JSON-able dict (the API key stays out: it travels in GAIA_MAS_API_KEY)."
-    keys = ("kb", "sessions", "provider", "model", "base_url", "llm_timeout", "max_retries", "rps", "latency")
+    keys = ("kb", "sessions", "provider", "model", "base_url", "llm_timeout", "max_retries", "rps", "latency", "history_tokens", "session_ttl")
     return {k: getattr(args, k, None) for k in keys}
 
 def app_from_env() -> FastAPI:
     "The app factory uvicorn's workers call (`gaia_mas.rag.service:app_from_env`, `factory=True`)."
     settings = json.loads(os.environ.get(SERVE_ENV) or "{}")
     return create_app(lambda saver: build_system(settings, saver), api_key=os.environ.get("GAIA_MAS_API_KEY") or None,
-                      sessions=settings.get("sessions"))
+                      sessions=settings.get("sessions"), session_ttl=settings.get("session_ttl"))
 
 # %% ../../nbs/rag/39_service.ipynb #5579b2b3
 def cmd_serve(args:Any) -> int:
