@@ -109,7 +109,7 @@ def load_table(versions, kb, tmp, latency, quick):
                   ("128 burst", lambda u, t: asyncio.run(burst(u, 128, t)))]
         for level, fn in levels:
             for label, (url, proc) in servers.items():
-                lat, fails, secs, peak = measured(proc, lambda: fn(url, f"{level}-{label}"))
+                lat, fails, secs, peak = measured(proc, lambda: fn(url, f"{level.replace(' ', '-')}-{label}"))
                 p50 = statistics.median(lat)
                 rows.append([level, label, len(lat), f"{p50:.2f}", f"{pct(lat, 95):.2f}", f"{p50 / one[label]:.2f}x", fails,
                              f"{peak / 2**20:.0f}", f"{secs / len(lat) * 1000:.1f}"])
