@@ -390,7 +390,7 @@ def AgenticRag(llm, tools:Sequence, prompt:Optional[str]=None, max_steps:int=8) 
     "An async branch: a ReAct agent that picks its own searches; its answer cites what it read."
     from langchain.agents import create_agent
     agent = create_agent(llm, [t for t in tools if t.name != "summarize_tool"], system_prompt=prompt or rag_prompt("agentic_rag"),
-                         name="agentic_rag")
+                         name="agentic_rag", checkpointer=False)  # a one-shot loop inside a node: nothing to resume, so no checkpoints
     async def agentic(inp:dict) -> dict:
         q = inp.get("standalone_question") or inp["question"]
         out = await agent.ainvoke({"messages": [HumanMessage(q)]}, {"recursion_limit": 2 * max_steps + 1})
