@@ -112,10 +112,35 @@ def cmd_serve(args:argparse.Namespace) -> int:
     from gaia_mas.rag.service import cmd_serve as serve
     return serve(args)
 
+async def _sessions(args) -> dict:
+    "The work of `rag sessions` on the store `serve` uses: a listing, or a prune report (gaia_mas.rag.sessions)."
+    from gaia_mas.core.settings import redact
+    from gaia_mas.rag.sessions import list_sessions, prune_sessions, storage_bytes
+    from gaia_mas.rag.system import open_sessions
+    url = args.sessions or default_sessions(getattr(args, "kb", None))
+    async with open_sessions(url) as saver:
+        if args.sessions_command == "list": return {"sessions": await list_sessions(saver), "bytes": await storage_bytes(saver), "url": redact(url)}
+        return {**await prune_sessions(saver, args.older_than, vacuum=args.vacuum), "url": redact(url)}
+
+def _ago(seconds:float) -> str:
+    "A duration in its largest whole unit: 3d, 5h, 12m, 40s."
+    return next((f"{seconds / n:.0f}{u}" for u, n in (("d", 86400), ("h", 3600), ("m", 60)) if seconds >= n), f"{max(0, seconds):.0f}s")
+
 def cmd_sessions(args:argparse.Namespace) -> int:
-    "gaia-mas rag sessions list|prune: the conversations in the sessions store (gaia_mas.rag.sessions)."
-    from gaia_mas.rag.sessions import cmd_sessions as sessions
-    return sessions(args)
+    "gaia-mas rag sessions list|prune: the conversations kept, or delete the idle ones and compact the rest."
+    import datetime, time
+    out, now = run_sync(_sessions(args)), time.time()
+    if args.sessions_command == "prune":
+        print(json.dumps(out) if args.json else f"{out['url']}: {out['sessions_deleted']} sessions deleted, {out['sessions_kept']} kept, "
+              f"{out['checkpoints_deleted']} checkpoints deleted; {(out['bytes_before'] or 0) / 2**20:.1f} MiB -> {(out['bytes_after'] or 0) / 2**20:.1f} MiB")
+        return 0
+    ss = out["sessions"][:args.limit] if args.limit else out["sessions"]
+    if args.json:
+        for s in ss: print(json.dumps({**s.__dict__, "last_active": datetime.datetime.fromtimestamp(s.last_active, datetime.timezone.utc).isoformat()}))
+        return 0
+    print(f"{len(out['sessions'])} sessions in {out['url']} ({(out['bytes'] or 0) / 2**20:.1f} MiB)")
+    for s in ss: print(f"  {s.session_id:<40} {s.threads} threads {s.checkpoints:>5} checkpoints  last turn {_ago(now - s.last_active)} ago")
+    return 0
 
 # %% ../../nbs/rag/38_cli.ipynb #6a02eeea
 async def _ask_once(args, opts:dict) -> dict:
