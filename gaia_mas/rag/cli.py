@@ -215,7 +215,8 @@ def add_rag_parsers(sub) -> None:
     v.add_argument("--sessions", help="checkpointer URL for conversations (default: the KB's Postgres, else a SQLite file beside the KB)"); _session_options(v)
     ss = rag.add_parser("sessions", help="list the conversations kept, or prune the idle ones").add_subparsers(dest="sessions_command", required=True)
     for name, what in (("list", "the sessions, most recent first, and the store's size"), ("prune", "delete idle sessions, keep each one's latest checkpoint")):
-        q = ss.add_parser(name, help=what); _kb_option(q); q.set_defaults(func=cmd_sessions)
+        q = ss.add_parser(name, help=what); q.set_defaults(func=cmd_sessions)
+        q.add_argument("--kb", help="the knowledge base whose sessions are meant (default $GAIA_MAS_KB or the cache folder's)")
         q.add_argument("--sessions", help="checkpointer URL (default: as for serve)"); q.add_argument("--json", action="store_true")
     ss.choices["list"].add_argument("--limit", type=int, help="show at most this many")
     ss.choices["prune"].add_argument("--older-than", type=duration, help="delete sessions idle this long, e.g. 7d (default: delete none, only compact)")
