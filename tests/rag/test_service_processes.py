@@ -44,12 +44,14 @@ def _stop(proc) -> str:
     return proc.stdout.read().decode(errors="replace")
 
 def test_serve_answers_every_endpoint_and_wants_the_key(sample_kb_url, tmp_path):
-    with serve("--kb", sample_kb_url, "--sessions", f"sqlite:///{tmp_path}/s.sqlite", env={"GAIA_MAS_API_KEY": "k-123"}) as url:
+    with serve("--kb", sample_kb_url, "--sessions", f"sqlite:///{tmp_path}/s.sqlite", "--history-tokens", "300",
+               "--session-ttl", "7d", env={"GAIA_MAS_API_KEY": "k-123"}) as url:
         assert httpx.post(f"{url}/multiagent/sequential/chat", json={"question": Q}, timeout=30).status_code == 401
         h = {"Authorization": "Bearer k-123"}
         for p in ("sequential", "parallel", "supervisor"):
             r = httpx.post(f"{url}/multiagent/{p}/chat", json={"question": Q, "session_id": "s1"}, headers=h, timeout=60)
             assert r.status_code == 200 and r.json()["pattern"] == p and r.json()["citations"], r.text
+            assert r.json()["metadata"]["history"]["tokens"] <= 300, r.json()["metadata"]
         r = httpx.post(f"{url}/multiagent/chat", json={"question": Q}, headers=h, timeout=60)
         assert r.json()["pattern_selection_reasoning"]
         health = httpx.get(f"{url}/health", timeout=30).json()
