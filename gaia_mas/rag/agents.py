@@ -140,9 +140,9 @@ def dedupe(ps:Sequence[dict]) -> list[dict]:
     return list({(p["citation"], p["text"]): p for p in ps}.values())
 
 def history_lines(history:Sequence[dict], # earlier turns
-                  n:int=3) -> list[str]:
-    "The last `n` turns as `Q:`/`A:` lines; a question that was rewritten shows its standalone form."
-    return [line for t in history[-n:] for line in (f"Q: {(t.get('standalone') or t.get('question', ''))[:500]}", f"A: {t.get('answer', '')[:500]}")]
+                  n:Optional[int]=None) -> list[str]:
+    "The last `n` turns (all if None: the system keeps them within a token budget) as `Q:`/`A:` lines; a question that was rewritten shows its standalone form."
+    return [line for t in history[-n if n else 0:] for line in (f"Q: {(t.get('standalone') or t.get('question', ''))[:500]}", f"A: {t.get('answer', '')[:500]}")]
 
 # %% ../../nbs/rag/34_agents.ipynb #8980462b
 def ResearchAgent(llm, # the research agent's model
@@ -390,7 +390,7 @@ def AgenticRag(llm, tools:Sequence, prompt:Optional[str]=None, max_steps:int=8) 
     "An async branch: a ReAct agent that picks its own searches; its answer cites what it read."
     from langchain.agents import create_agent
     agent = create_agent(llm, [t for t in tools if t.name != "summarize_tool"], system_prompt=prompt or rag_prompt("agentic_rag"),
-                         name="agentic_rag")
+                         name="agentic_rag", checkpointer=False)  # a one-shot loop inside a node: nothing to resume, so no checkpoints
     async def agentic(inp:dict) -> dict:
         q = inp.get("standalone_question") or inp["question"]
         out = await agent.ainvoke({"messages": [HumanMessage(q)]}, {"recursion_limit": 2 * max_steps + 1})

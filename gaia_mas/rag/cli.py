@@ -13,7 +13,7 @@ from ..core.utils import run_sync
 
 # %% auto #0
 __all__ = ['parse_meta', 'parse_filters', 'cmd_ingest', 'cmd_rm', 'cmd_search', 'cmd_stats', 'cmd_rag_ask', 'cmd_serve',
-           'guarded', 'print_answer', 'cmd_ask', 'add_rag_parsers', 'rag_main']
+           'cmd_sessions', 'guarded', 'print_answer', 'cmd_ask', 'duration', 'add_rag_parsers', 'rag_main']
 
 # %% ../../nbs/rag/38_cli.ipynb #9d6f10b8
 def _value(key:str, text:str):
@@ -117,6 +117,36 @@ def cmd_serve(args:argparse.Namespace) -> int:
     from gaia_mas.rag.service import cmd_serve as serve
     return serve(args)
 
+async def _sessions(args) -> dict:
+    "The work of `rag sessions` on the store `serve` uses: a listing, or a prune report (gaia_mas.rag.sessions)."
+    from gaia_mas.core.settings import redact
+    from gaia_mas.rag.sessions import list_sessions, prune_sessions, storage_bytes
+    from gaia_mas.rag.system import open_sessions
+    url = args.sessions or default_sessions(getattr(args, "kb", None))
+    async with open_sessions(url) as saver:
+        if args.sessions_command == "list": return {"sessions": await list_sessions(saver), "bytes": await storage_bytes(saver), "url": redact(url)}
+        return {**await prune_sessions(saver, args.older_than, vacuum=args.vacuum), "url": redact(url)}
+
+def _ago(seconds:float) -> str:
+    "A duration in its largest whole unit: 3d, 5h, 12m, 40s."
+    return next((f"{seconds / n:.0f}{u}" for u, n in (("d", 86400), ("h", 3600), ("m", 60)) if seconds >= n), f"{max(0, seconds):.0f}s")
+
+def cmd_sessions(args:argparse.Namespace) -> int:
+    "gaia-mas rag sessions list|prune: the conversations kept, or delete the idle ones and compact the rest."
+    import datetime, time
+    out, now = run_sync(_sessions(args)), time.time()
+    if args.sessions_command == "prune":
+        print(json.dumps(out) if args.json else f"{out['url']}: {out['sessions_deleted']} sessions deleted, {out['sessions_kept']} kept, "
+              f"{out['checkpoints_deleted']} checkpoints deleted; {(out['bytes_before'] or 0) / 2**20:.1f} MiB -> {(out['bytes_after'] or 0) / 2**20:.1f} MiB")
+        return 0
+    ss = out["sessions"][:args.limit] if args.limit else out["sessions"]
+    if args.json:
+        for s in ss: print(json.dumps({**s.__dict__, "last_active": datetime.datetime.fromtimestamp(s.last_active, datetime.timezone.utc).isoformat()}))
+        return 0
+    print(f"{len(out['sessions'])} sessions in {out['url']} ({(out['bytes'] or 0) / 2**20:.1f} MiB)")
+    for s in ss: print(f"  {s.session_id:<40} {s.threads} threads {s.checkpoints:>5} checkpoints  last turn {_ago(now - s.last_active)} ago")
+    return 0
+
 # %% ../../nbs/rag/38_cli.ipynb #bdde2462
 def _failure(e:BaseException) -> tuple[int, str]:
     "The exit code (2 bad input, 1 failed job) and the one line a failure prints: the problem and the fix."
@@ -191,13 +221,26 @@ def cmd_ask(args) -> int:
     return 1 if r["metadata"].get("error") else 0
 
 # %% ../../nbs/rag/38_cli.ipynb #291c2692
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+def duration(text:str) -> float:
+    "Seconds from '90s', '30m', '12h', '7d', '2w' or a plain number of seconds (argparse type)."
+    t = text.strip().lower()
+    try: return float(t[:-1]) * _UNITS[t[-1]] if t and t[-1] in _UNITS else float(t)
+    except ValueError: raise argparse.ArgumentTypeError(f"{text!r} is not a duration: write e.g. 90s, 30m, 12h, 7d or 2w") from None
+
+def _session_options(p):
+    "How much of a conversation the models see, and how long it is kept."
+    p.add_argument("--history-tokens", type=int, default=2000, help="tokens of earlier turns sent to the models; older turns are summarized (default 2000)")
+    p.add_argument("--session-ttl", type=duration, default=duration("30d"), help="a session expires this long after its last turn, e.g. 12h, 7d; 0 = never (default 30d)")
+
 def _kb_option(p):
     p.add_argument("--kb", help="knowledge base URL: sqlite:///path/kb.sqlite or postgresql://... (default $GAIA_MAS_KB or the cache folder's kb.sqlite)")
     p.add_argument("--embeddings", help="embedding model: an OpenAI-compatible model name, 'hash' (offline) or 'none' "
                    "(default: the one that built the knowledge base, else $GAIA_MAS_EMBEDDINGS, else text-embedding-3-small when OPENAI_API_KEY is set)")
 
 def add_rag_parsers(sub) -> None:
-    "Add `rag ingest|rm|search|stats|ask` and `serve` to the subparsers `sub`."
+    "Add `rag ingest|rm|search|stats|ask|sessions` and `serve` to the subparsers `sub`."
     from gaia_mas.core.settings import add_model_options
     rag = sub.add_parser("rag", help="the document knowledge base and its question answering").add_subparsers(dest="rag_command", required=True)
     i = rag.add_parser("ingest", help="add files and folders (PDF, Word, PowerPoint, Excel, HTML, Markdown, text, CSV, JSON)")
@@ -219,7 +262,7 @@ def add_rag_parsers(sub) -> None:
     a = rag.add_parser("ask", help="answer a question from the knowledge base with a multi-agent workflow"); a.add_argument("question")
     a.add_argument("--pattern", choices=["sequential", "parallel", "supervisor", "auto"], default="auto")
     a.add_argument("--session-id", help="continue a conversation"); _kb_option(a); a.add_argument("--json", action="store_true")
-    add_model_options(a); a.set_defaults(func=guarded(cmd_rag_ask))
+    _session_options(a); add_model_options(a); a.set_defaults(func=guarded(cmd_rag_ask))
     v = sub.add_parser("serve", help="the RAG HTTP API")
     v.add_argument("--host", default="127.0.0.1"); v.add_argument("--port", type=int, default=8000); _kb_option(v)
     v.add_argument("--workers", type=int, default=1); v.add_argument("--api-key", default=os.environ.get("GAIA_MAS_API_KEY"),
@@ -228,6 +271,15 @@ def add_rag_parsers(sub) -> None:
     v.add_argument("--api-key-file", type=Path, help="a file holding the required API key")
     v.add_argument("--sessions", help="checkpointer URL for conversations (default: the KB's Postgres, else a SQLite file beside the KB)")
     v.add_argument("--max-upload-mb", type=float, default=25, help="megabytes in one file uploaded to POST /kb/documents (default 25)")
+    _session_options(v)
+    ss = rag.add_parser("sessions", help="list the conversations kept, or prune the idle ones").add_subparsers(dest="sessions_command", required=True)
+    for name, what in (("list", "the sessions, most recent first, and the store's size"), ("prune", "delete idle sessions, keep each one's latest checkpoint")):
+        q = ss.add_parser(name, help=what); q.set_defaults(func=guarded(cmd_sessions))
+        q.add_argument("--kb", help="the knowledge base whose sessions are meant (default $GAIA_MAS_KB or the cache folder's)")
+        q.add_argument("--sessions", help="checkpointer URL (default: as for serve)"); q.add_argument("--json", action="store_true")
+    ss.choices["list"].add_argument("--limit", type=int, help="show at most this many")
+    ss.choices["prune"].add_argument("--older-than", type=duration, help="delete sessions idle this long, e.g. 7d (default: delete none, only compact)")
+    ss.choices["prune"].add_argument("--vacuum", action="store_true", help="give the freed space back to the disk now (locks the tables briefly)")
     add_model_options(v); v.set_defaults(func=cmd_serve)
 
 # %% ../../nbs/rag/38_cli.ipynb #b7f915c7

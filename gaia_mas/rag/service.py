@@ -62,6 +62,8 @@ class AutoChatRequest(ChatRequest):
 class _Meta(BaseModel):
     model_config = ConfigDict(extra="allow")
     total_time: Optional[float] = Field(None, description="seconds the whole request took")
+    history: Optional[dict] = Field(None, description="the earlier turns the models saw: turns_kept, turns_summarized or "
+                                    "turns_dropped (to fit the token budget), turns_expired, tokens")
 
 class SequentialMetadata(_Meta):
     research_context_count: Optional[int] = None
@@ -300,12 +302,14 @@ def create_app(system:Any, # a RagSystem, or a callable `checkpointer -> RagSyst
                max_body:int=MAX_BODY, # bytes in a request body
                limits:Any=None, # per-route body limits, see `gaia_mas.rag.limits.body_limit` (uploads bound their own)
                max_upload_mb:float=25, # megabytes in one uploaded file (`POST /kb/documents`)
+               session_ttl:Optional[float]=None, # seconds a session lives after its last turn (expired ones pruned meanwhile)
               ) -> FastAPI:
     "The HTTP service around a RAG system."
     @contextlib.asynccontextmanager
     async def lifespan(app:FastAPI):
         if hasattr(system, "aask"): yield; return
-        async with open_sessions(sessions) as saver:
+        from gaia_mas.rag.sessions import expiring
+        async with open_sessions(sessions) as saver, expiring(saver, session_ttl):
             built = system(saver)
             app.state.system = await built if inspect.isawaitable(built) else built
             yield
@@ -326,14 +330,16 @@ SERVE_ENV = "GAIA_MAS_SERVE"  # the settings a `serve` process hands to its uvic
 
 def serve_settings(args:Any) -> dict:
     "The settings of `gaia-mas serve` as a JSON-able dict (the API key stays out: it travels in GAIA_MAS_API_KEY)."
-    keys = ("kb", "sessions", "provider", "model", "base_url", "llm_timeout", "max_retries", "rps", "latency", "max_upload_mb")
+    keys = ("kb", "sessions", "provider", "model", "base_url", "llm_timeout", "max_retries", "rps", "latency",
+            "max_upload_mb", "history_tokens", "session_ttl")
     return {k: getattr(args, k, None) for k in keys}
 
 def app_from_env() -> FastAPI:
     "The app factory uvicorn's workers call (`gaia_mas.rag.service:app_from_env`, `factory=True`)."
     settings = json.loads(os.environ.get(SERVE_ENV) or "{}")
     return create_app(lambda saver: build_system(settings, saver), api_key=os.environ.get("GAIA_MAS_API_KEY") or None,
-                      sessions=settings.get("sessions"), max_upload_mb=settings.get("max_upload_mb") or 25)
+                      sessions=settings.get("sessions"), max_upload_mb=settings.get("max_upload_mb") or 25,
+                      session_ttl=settings.get("session_ttl"))
 
 # %% ../../nbs/rag/39_service.ipynb #5579b2b3
 def _log_config(verbose:bool) -> dict:

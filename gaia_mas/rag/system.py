@@ -50,16 +50,18 @@ def make_rag_system(args:Any=None, # an argparse Namespace with the model option
                     checkpointer:Any=None, # the sessions' store; in memory if None
                     limits:Optional[Limits]=None, # time limits
                     knowledge_base:Any=None, # an open knowledge base; the one the options name if None
-                    **kw, # options that override `args`: provider, model, latency, kb (a URL), embeddings ...
+                    **kw, # options that override `args`: provider, model, latency, kb (a URL), embeddings, history_tokens, session_ttl ...
                    ) -> RagSystem:
     "A `RagSystem` from the options: models, knowledge base, tools and sessions."
+    from gaia_mas.rag.sessions import BoundedRagSystem
     from gaia_mas.rag.tools import make_rag_tools
     opts = {k: v for k, v in {**(vars(args) if args is not None else {}), **kw}.items() if v is not None}
     llm = rag_llms(opts)
     if tools is None:
         knowledge_base = knowledge_base if knowledge_base is not None else open_kb_for(opts)
         tools = make_rag_tools(knowledge_base, llm=_model(llm, "analysis"))
-    system = RagSystem(llm, tools, checkpointer, limits or Limits())
+    system = BoundedRagSystem(llm, tools, checkpointer, limits or Limits(), history_tokens=int(opts.get("history_tokens", 2000)),
+                              session_ttl=opts.get("session_ttl") or None)
     system.kb, system.provider = knowledge_base, opts.get("provider", "scripted")
     if knowledge_base is not None:  # citations a reader can follow: source, section, page, character span
         from gaia_mas.rag.documents_api import citation_details

@@ -381,6 +381,10 @@ class RagSystem:
             turns += (snap.values or {}).get("history") or []
         return sorted(turns, key=lambda t: t.get("at", 0))[-self.history_turns:]
 
+    async def recall(self, session_id:str) -> tuple[list[dict], Optional[dict]]:
+        "The earlier turns the models see, and how they were fitted (None: as they are; `rag.sessions` bounds them)."
+        return await self.history(session_id), None
+
 # %% ../../nbs/rag/35_workflows.ipynb #bdd45dba
 ANSWER_NODES = {"sequential": "synthesis", "supervisor": "combine"}  # the node whose model writes the answer (parallel picks one after)
 
@@ -422,7 +426,9 @@ async def _pump(graph, state:dict, cfg:dict, total:float, queue:asyncio.Queue, m
     "Run `graph` under its total time limit, putting each streamed chunk on `queue`, then None (or the exception)."
     try:
         with deadline_scope(total):
-            async for item in graph.astream(state, cfg, stream_mode=list(modes)): await queue.put(item)
+            # durability="exit": one checkpoint per run, not one per step (and none for the agentic branch's inner steps)
+            async for item in graph.astream(state, cfg, stream_mode=list(modes), durability="exit"):
+                await queue.put(item)
         await queue.put(None)
     except Exception as e: await queue.put(e)
 
@@ -443,7 +449,8 @@ async def astream(self:RagSystem, question:str, session_id:str, pattern:str="aut
         pattern, reasoning = await aselect_pattern(question, _model(self.llm, "selector"), self.limits.llm_call)
         yield {"event": "node", "node": "select_pattern", "elapsed": round(time.monotonic() - t0, 3), "pattern": pattern}
     graph, cfg, total = self.graphs[pattern], self.config(session_id, pattern), self.limits.total(pattern)
-    state = {**create_initial_state(question, session_id, pattern), "history": await self.history(session_id), "started_at": time.time()}
+    history, fitted = await self.recall(session_id)
+    state = {**create_initial_state(question, session_id, pattern), "history": history, "started_at": time.time()}
     final, cut, queue = state, [], asyncio.Queue()
     modes, answer = ("updates", "values", "messages") if tokens else ("updates", "values"), AnswerTokens()
     task = asyncio.create_task(_pump(graph, state, cfg, total, queue, modes))  # the run has its own context: the deadline stays inside it
@@ -461,7 +468,7 @@ async def astream(self:RagSystem, question:str, session_id:str, pattern:str="aut
             for node in chunk: yield {"event": "node", "node": node, "elapsed": round(time.monotonic() - t0, 3)}
     except asyncio.TimeoutError:
         cut = [f"{pattern} total time limit ({total:g}s)"]
-        await _stop(task); final = (await graph.aget_state(cfg)).values or final
+        await _stop(task)  # `final` holds the state after the last finished step (no checkpoint is written mid-run)
     finally: await _stop(task)
     if cut and not final.get("final_answer"): final = salvage(final, cut[0])
     resp = make_response(pattern, final, time.monotonic() - t0, session_id, reasoning)
@@ -469,6 +476,7 @@ async def astream(self:RagSystem, question:str, session_id:str, pattern:str="aut
     if callable(cite := getattr(self, "cite", None)):
         try: resp["citation_details"] = await asyncio.to_thread(cite, resp["citations"])
         except Exception as e: log.warning("citation details failed: %s: %s", type(e).__name__, e)
+    if fitted is not None: resp["metadata"]["history"] = fitted
     yield {"event": "answer", **resp}
 
 @patch

@@ -1,7 +1,8 @@
 """`gaia-mas serve` as real processes: the command answers on a free loopback port with the scripted provider and an
 API key from the environment; `--workers 2` serves; and two separate `serve` processes sharing a PostgreSQL
-checkpointer continue each other's sessions (a session started on one goes on on the other)."""
-import contextlib, os, signal, subprocess, sys, time
+checkpointer continue each other's sessions (a session started on one goes on on the other), also under concurrent
+load on both, with the knowledge base and the sessions in one PostgreSQL database (the scale-out setup)."""
+import asyncio, contextlib, os, signal, subprocess, sys, time
 import httpx, pytest
 
 from pg_server import fresh_database, free_port  # tests/rag is on sys.path through its conftest
@@ -43,12 +44,14 @@ def _stop(proc) -> str:
     return proc.stdout.read().decode(errors="replace")
 
 def test_serve_answers_every_endpoint_and_wants_the_key(sample_kb_url, tmp_path):
-    with serve("--kb", sample_kb_url, "--sessions", f"sqlite:///{tmp_path}/s.sqlite", env={"GAIA_MAS_API_KEY": "k-123"}) as url:
+    with serve("--kb", sample_kb_url, "--sessions", f"sqlite:///{tmp_path}/s.sqlite", "--history-tokens", "300",
+               "--session-ttl", "7d", env={"GAIA_MAS_API_KEY": "k-123"}) as url:
         assert httpx.post(f"{url}/multiagent/sequential/chat", json={"question": Q}, timeout=30).status_code == 401
         h = {"Authorization": "Bearer k-123"}
         for p in ("sequential", "parallel", "supervisor"):
             r = httpx.post(f"{url}/multiagent/{p}/chat", json={"question": Q, "session_id": "s1"}, headers=h, timeout=60)
             assert r.status_code == 200 and r.json()["pattern"] == p and r.json()["citations"], r.text
+            assert r.json()["metadata"]["history"]["tokens"] <= 300, r.json()["metadata"]
         r = httpx.post(f"{url}/multiagent/chat", json={"question": Q}, headers=h, timeout=60)
         assert r.json()["pattern_selection_reasoning"]
         health = httpx.get(f"{url}/health", timeout=30).json()
@@ -69,6 +72,41 @@ def test_two_processes_share_sessions_in_postgres(sample_kb_url, pg_url):
         on_b, fresh_b, fresh_a = ask(b, "How should I size it?", "shared"), ask(b, "How should I size it?", "new-b"), ask(a, "How should I size it?", "new-a")
         assert on_b["citations"][0].startswith("bulkheads.md"), on_b
         assert fresh_b["answer"] == fresh_a["answer"] != on_b["answer"]
+
+def _ingest_sample(kb:str) -> None:
+    "The sample collection into the knowledge base `kb` (offline embeddings)."
+    from gaia_mas.rag.ingest import sample_dir
+    r = subprocess.run([sys.executable, "-c", "import sys; from gaia_mas.rag.cli import rag_main; sys.exit(rag_main(sys.argv[1:]))",
+                        "rag", "ingest", str(sample_dir()/"docs"), "--kb", kb, "--embeddings", "hash", "--no-progress"],
+                       capture_output=True, text=True, timeout=300, env={**os.environ, "OPIK_TRACK_DISABLE": "true"})
+    assert r.returncode == 0, r.stderr
+
+async def _conversations(urls:list[str], sessions:int) -> list[list[dict]]:
+    "`sessions` conversations at once, each turn on the next server in turn; every response of every conversation."
+    turns = ["What is a bulkhead?", "How should I size it?", "And what does it protect against?"]
+    async with httpx.AsyncClient(timeout=120, limits=httpx.Limits(max_connections=2 * sessions + 4)) as c:
+        async def talk(s):
+            out = []
+            for i, q in enumerate(turns):
+                url = urls[(s + i) % len(urls)]
+                r = await c.post(f"{url}/multiagent/sequential/chat", json={"question": q, "session_id": f"load-{s}"})
+                assert r.status_code == 200, r.text
+                out.append({**r.json(), "served_by": url})
+            return out
+        return await asyncio.gather(*(talk(s) for s in range(sessions)))
+
+def test_two_processes_under_concurrent_load_on_one_postgres(pg_url):
+    "Knowledge base and sessions in one database; 16 conversations at once, their turns alternating between two servers."
+    with fresh_database(pg_url, f"scaleout_{os.getpid()}") as db:
+        _ingest_sample(db)
+        with serve("--kb", db) as a, serve("--kb", db) as b:  # sessions default to the knowledge base's database
+            assert httpx.get(f"{a}/health", timeout=30).json()["sessions"] == "postgres"
+            convs = asyncio.run(_conversations([a, b], 16))
+    for conv in convs:
+        assert {t["served_by"] for t in conv} == {a, b}
+        assert [t["metadata"]["history"]["turns_kept"] for t in conv] == [0, 1, 2], "each turn saw the turns before it, whichever server served them"
+        assert conv[1]["citations"][0].startswith("bulkheads.md"), conv[1]
+    assert len({c[1]["answer"] for c in convs}) == 1, "the same conversation gives the same answers on either server"
 
 def test_serve_refuses_to_start_without_a_key_or_with_a_bad_kb(sample_kb_url):
     "Preflight: one line naming the problem, exit code 2, no traceback, no password."
