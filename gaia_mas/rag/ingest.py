@@ -180,12 +180,15 @@ class IngestReport:
     chunks: int = 0
     seconds: float = 0.0
     semantic: bool = True
+    vectors: int = 0  # chunks embedded by this run
+    vector_seconds: float = 0.0
 
     def summary(self) -> str:
         "One line for people."
         s = (f"{len(self.added)} added, {len(self.updated)} updated, {len(self.unchanged)} unchanged, {len(self.skipped)} skipped; "
              f"{self.chunks} chunks written in {self.seconds:.1f}s")
-        return s + ("" if self.semantic else "; semantic search is off (no embedding model: set OPENAI_API_KEY or GAIA_MAS_EMBEDDINGS=hash)")
+        if self.vectors: s += f"; {self.vectors} vectors in {self.vector_seconds:.1f}s ({self.vectors / max(self.vector_seconds, 1e-9):.1f} chunks/s)"
+        return s + ("" if self.semantic else "; semantic search is off (no vectors: run `gaia-mas rag embed`, or see --embeddings)")
 
 def iter_files(paths:Iterable[str|Path]) -> Iterable[tuple[Path, Optional[str]]]:
     "(file, None) for every file under `paths`, or (path, reason) for a path that does not exist."
@@ -197,22 +200,41 @@ def iter_files(paths:Iterable[str|Path]) -> Iterable[tuple[Path, Optional[str]]]
         elif p.is_file(): yield p, None
         else: yield p, "no such file or folder"
 
-def backfill_vectors(kb:KnowledgeBase, batch:int=256) -> int:
-    "Embed the chunks that have no vector yet; returns how many."
-    n = 0
-    while kb.embeddings is not None and (todo := kb.missing_vectors(batch)):
-        kb.set_vectors(list(zip([i for i, _ in todo], kb.embed([t for _, t in todo])))); n += len(todo)
+def backfill_vectors(kb:KnowledgeBase, # the knowledge base, with its embedder
+                     batch:int=64, # chunks per call to the embedder (and per transaction)
+                     progress:bool=False, # show a progress bar: count, rate and time left
+                    ) -> int:
+    "Embed the chunks that have no vector yet, title and section included as at ingest; returns how many."
+    from tqdm.auto import tqdm
+    if kb.embeddings is None or not (total := kb.missing_count()): return 0
+    n, bar = 0, tqdm(total=total, unit="chunk", desc="vectors", disable=not progress, file=sys.stderr, smoothing=0.1)
+    with bar:
+        while todo := kb.missing_vectors(batch):
+            rows = kb._rows([i for i, _ in todo])
+            texts = [embed_text(rows[i]) if i in rows else t for i, t in todo]
+            kb.set_vectors(list(zip([i for i, _ in todo], kb.embed(texts)))); n += len(todo); bar.update(len(todo))
     return n
+
+def _check_embedder(kb:KnowledgeBase) -> None:
+    "One vector from the knowledge base's embedder, so that a dead one stops the run before anything is written."
+    from gaia_mas.rag.embeddings import EmbedderError
+    try: kb.embeddings.embed_query("probe")
+    except EmbedderError: raise
+    except Exception as e: raise EmbedderError(f"the embedder {type(kb.embeddings).__name__} failed: {type(e).__name__}: {str(e)[:200]}") from None
 
 def ingest(kb:KnowledgeBase, # where to write
            paths:Sequence[str|Path], # files and folders
            meta:Optional[dict]=None, # tags for every chunk, e.g. {"team": "payments"}
-           progress:bool=False, # show a progress bar (files, with the chunk count)
+           progress:bool=False, # show progress bars (files, then vectors)
+           embed:bool=True, # embed the new chunks now (False: later, with `backfill_vectors` / `gaia-mas rag embed`)
           ) -> IngestReport:
     "Ingest files and folders; unchanged files are skipped, changed ones replaced, unreadable ones reported."
     from tqdm.auto import tqdm
-    t0, rep = time.perf_counter(), IngestReport(semantic=kb.embeddings is not None)
+    from gaia_mas.rag.embeddings import EmbedderError
+    embed = embed and kb.embeddings is not None
+    t0, rep = time.perf_counter(), IngestReport(semantic=embed)
     files = list(iter_files(paths))
+    if embed and files: _check_embedder(kb)
     bar = tqdm(files, unit="file", disable=not progress, file=sys.stderr)
     for f, why in bar:
         if why: rep.skipped.append((str(f), why)); continue
@@ -222,14 +244,19 @@ def ingest(kb:KnowledgeBase, # where to write
             old = kb.doc_hash(doc["source"])
             if old == doc["hash"]: rep.unchanged.append(doc["source"]); continue
             if not chunks: rep.skipped.append((str(f), "no text found")); continue
-            kb.write_document(doc, chunks, kb.embed([embed_text(c) for c in chunks]))
+            kb.write_document(doc, chunks)  # text first: keyword search works now, vectors follow
         except Exception as e:
             log.info("skipped %s: %s", f, e)
             rep.skipped.append((str(f), f"{type(e).__name__}: {str(e)[:200]}")); continue
         (rep.updated if old else rep.added).append(doc["source"]); rep.chunks += len(chunks)
         bar.set_postfix(chunks=rep.chunks, refresh=False)
-    backfill_vectors(kb)
-    rep.seconds = time.perf_counter() - t0
+    bar.close(); t1 = time.perf_counter()
+    if embed:
+        try: rep.vectors = backfill_vectors(kb, progress=progress)
+        except EmbedderError as e:
+            raise EmbedderError(f"{e}. The text of every file is stored, so keyword search works; "
+                                "run `gaia-mas rag embed` to add the vectors once the embedder works") from None
+    rep.vector_seconds, rep.seconds = time.perf_counter() - t1, time.perf_counter() - t0
     return rep
 
 # %% ../../nbs/rag/31_ingest.ipynb #1befd788
