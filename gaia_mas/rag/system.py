@@ -43,7 +43,9 @@ def open_kb_for(opts:dict, # the options: kb, embeddings
     "The knowledge base the options name (it must exist), with the embedder they ask for."
     from gaia_mas.rag.kb import default_embeddings, open_kb
     emb = default_embeddings(opts["embeddings"]) if opts.get("embeddings") else None
-    return open_kb(kb_url(opts.get("kb")), emb, create=create)
+    kb = open_kb(kb_url(opts.get("kb")), emb, create=create)
+    if opts.get("embeddings") == "none": kb.embeddings = None  # asked for no embedder, not the default one
+    return kb
 
 def make_rag_system(args:Any=None, # an argparse Namespace with the model options (and `kb`), or None
                     tools:Optional[Sequence]=None, # retrieval tools; made on the knowledge base if None
