@@ -125,19 +125,34 @@ def _encode_packed(self, ids:Sequence[Sequence[int]]) -> "np.ndarray":
     v = np.stack([x[a:b].mean(0) for a, b in spans])
     return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
 
+def _batches(lens:Sequence[int], batch_tokens:int) -> list[list[int]]:
+    "Indices grouped into batches of at most `batch_tokens` tokens, shortest texts first."
+    out, batch, n = [], [], 0
+    for i in sorted(range(len(lens)), key=lambda i: lens[i]):
+        if batch and n + lens[i] > batch_tokens: out.append(batch); batch, n = [], 0
+        batch.append(i); n += lens[i]
+    return out + ([batch] if batch else [])
+
 def encode(self, texts:Sequence[str], # the texts (each cut at 256 tokens, as the model was trained)
-           batch_tokens:int=8192, # tokens per packed batch
+           batch_tokens:int=4096, # tokens per packed batch
+           threads:int=0, # batches embedded at once; 0: one per core, at most 2
           ) -> "np.ndarray":
     "An (n, 384) array of unit vectors, one per text."
     import numpy as np
+    from threadpoolctl import threadpool_limits
     if not texts: return np.zeros((0, self.dim), np.float32)
     ids = [e.ids for e in self.tok.encode_batch(list(texts))]
-    order, out, batch, n = sorted(range(len(ids)), key=lambda i: len(ids[i])), np.empty((len(ids), self.dim), np.float32), [], 0
-    for i in order + [None]:
-        if batch and (i is None or n + len(ids[i]) > batch_tokens):
-            out[batch] = self._encode_packed([ids[j] for j in batch]); batch, n = [], 0
-        if i is not None: batch.append(i); n += len(ids[i])
+    batches, out = _batches([len(i) for i in ids], batch_tokens), np.empty((len(ids), self.dim), np.float32)
+    run = lambda b: self._encode_packed([ids[j] for j in b])
+    with threadpool_limits(1, "blas"):  # one BLAS thread per batch: see below
+        vecs = list(_pool(threads or min(2, os.cpu_count() or 1)).map(run, batches)) if len(batches) > 1 else [run(b) for b in batches]
+    for b, v in zip(batches, vecs): out[b] = v
     return out
+
+@functools.cache
+def _pool(n:int):
+    from concurrent.futures import ThreadPoolExecutor
+    return ThreadPoolExecutor(n, thread_name_prefix="minilm")
 
 MiniLM._encode_packed, MiniLM.encode = _encode_packed, encode
 
