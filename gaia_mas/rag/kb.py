@@ -174,7 +174,7 @@ class KnowledgeBase:
                 warnings.append(str(e) + ("; hybrid search fell back to keyword search" if mode == "hybrid" else ""))
                 if mode == "semantic": return Hits([], warnings)
                 mode = "keyword"
-        if mode != "keyword" and (missing := self.missing_count()):
+        if mode != "keyword" and (missing := self._missing_now()):
             warnings.append(f"{missing} chunks have no vector yet, so semantic search does not see them: run `gaia-mas rag embed`")
         if mode == "keyword": scored = self._keyword(query_terms(query), n, conds)
         elif mode == "semantic": scored = self._vector(vec, n, conds)
@@ -195,6 +195,12 @@ class KnowledgeBase:
         rows = self._rows([i for i, _ in scored])
         return [Hit(rows[i]["text"], s, rows[i]["metadata"].get("source", ""), rows[i]["metadata"], rows[i]["citation"], i)
                 for i, s in scored if i in rows]
+
+    def _missing_now(self) -> int:
+        "`missing_count`, remembered until this object writes or for 30 s (counting scans a large table)."
+        t, n = getattr(self, "_missing", None) or (-1e9, 0)
+        if time.monotonic() - t > 30: n = self.missing_count(); self._missing = (time.monotonic(), n)
+        return n
 
     def _query_vector(self, query:str) -> list[float]:
         if not self.has_vectors(): raise SemanticSearchOff(
@@ -337,7 +343,7 @@ class SQLiteKB(KnowledgeBase):
 
     def _write(self):
         "A context manager: one IMMEDIATE transaction that bumps the write counter, committed on success and rolled back on error."
-        kb = self
+        kb = self; self._missing = None
         class _Tx:
             def __enter__(s):
                 kb.db.execute("begin immediate")
@@ -562,7 +568,7 @@ class PostgresKB(KnowledgeBase):
         return self._local.db
 
     def _write(self):
-        kb = self
+        kb = self; self._missing = None
         class _Tx:
             def __enter__(s): s.tx = kb.db.transaction(); s.tx.__enter__(); return kb.db.cursor()
             def __exit__(s, *exc): return s.tx.__exit__(*exc)
