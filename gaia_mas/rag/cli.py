@@ -60,7 +60,7 @@ def _open(args, create:bool=False):
     if getattr(args, "embeddings_url", None) and getattr(args, "embeddings", None): os.environ["GAIA_MAS_EMBEDDINGS"] = args.embeddings
     emb = default_embeddings(args.embeddings) if getattr(args, "embeddings", None) else None
     kb = open_kb(args.kb or kb_url(), emb, create=create)
-    if getattr(args, "embeddings", None) == "none": kb.embeddings = None  # asked for no embedder, not the default one
+    if getattr(args, "embeddings", None) and emb is None: kb.embeddings = None  # 'none', or one not available: not the default
     return kb
 
 def cmd_ingest(args:argparse.Namespace) -> int:
@@ -70,6 +70,11 @@ def cmd_ingest(args:argparse.Namespace) -> int:
     with _open(args, create=True) as kb:
         rep = ingest(kb, args.paths, meta, progress=not args.no_progress and sys.stderr.isatty(), embed=not args.no_embed)
         for path, why in rep.skipped: print(f"gaia-mas: skipped {path}: {why}", file=sys.stderr)
+        want = getattr(args, "embeddings", None) or os.environ.get("GAIA_MAS_EMBEDDINGS")
+        if kb.embeddings is None and want not in (None, "none"):
+            print(f"gaia-mas: no embedder for {want!r} here: give its server with --embeddings-url (or "
+                  "GAIA_MAS_EMBEDDINGS_BASE_URL), or set OPENAI_API_KEY for an OpenAI model; the text is stored, "
+                  "so keyword search works, and `gaia-mas rag embed` adds the vectors later", file=sys.stderr)
         print(json.dumps({**rep.__dict__, "kb": kb.url}) if args.json else rep.summary())
     return 1 if rep.skipped and not (rep.added or rep.updated or rep.unchanged) else 0
 

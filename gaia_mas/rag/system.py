@@ -48,7 +48,7 @@ def open_kb_for(opts:dict, # the options: kb, embeddings
     from gaia_mas.rag.kb import default_embeddings, open_kb
     emb = default_embeddings(opts["embeddings"]) if opts.get("embeddings") else None
     kb = open_kb(kb_url(opts.get("kb")), emb, create=create)
-    if opts.get("embeddings") == "none": kb.embeddings = None  # asked for no embedder, not the default one
+    if opts.get("embeddings") and emb is None: kb.embeddings = None  # 'none', or one not available: not the default
     return kb
 
 def make_rag_system(args:Any=None, # an argparse Namespace with the model options (and `kb`), or None

@@ -96,6 +96,8 @@ def test_semantic_off_with_none(tmp_path, capsys, monkeypatch):
     assert code == 1 and "semantic search is off" in err and out == ""
     code, out, err = run(capsys, "rag", "search", "deadline", "--kb", url, "--embeddings", "none")
     assert code == 0 and "fell back to keyword search" in err and out.startswith("[1] timeouts.md")
+    code, out, err = run(capsys, "rag", "ingest", str(sample_dir()/"docs"/"bulkheads.md"), "--kb", url, "--embeddings", "nomic-embed-text")
+    assert code == 0 and "no embedder for 'nomic-embed-text'" in err and "--embeddings-url" in err, err
 
 
 def test_no_embed_then_embed(tmp_path, capsys, monkeypatch):
