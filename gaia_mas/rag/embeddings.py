@@ -145,12 +145,13 @@ def encode(self, texts:Sequence[str], # the texts (each cut at 256 tokens, as th
     batches, out = _batches([len(i) for i in ids], batch_tokens), np.empty((len(ids), self.dim), np.float32)
     run = lambda b: self._encode_packed([ids[j] for j in b])
     with threadpool_limits(1, "blas"):  # one BLAS thread per batch: see below
-        vecs = list(_pool(threads or min(2, os.cpu_count() or 1)).map(run, batches)) if len(batches) > 1 else [run(b) for b in batches]
+        pool = _pool(threads or min(2, os.cpu_count() or 1), os.getpid())  # a forked child makes its own
+        vecs = list(pool.map(run, batches)) if len(batches) > 1 else [run(b) for b in batches]
     for b, v in zip(batches, vecs): out[b] = v
     return out
 
 @functools.cache
-def _pool(n:int):
+def _pool(n:int, pid:int):
     from concurrent.futures import ThreadPoolExecutor
     return ThreadPoolExecutor(n, thread_name_prefix="minilm")
 
