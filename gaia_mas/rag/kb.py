@@ -175,7 +175,8 @@ class KnowledgeBase:
                 if mode == "semantic": return Hits([], warnings)
                 mode = "keyword"
         if mode != "keyword" and (missing := self._missing_now()):
-            warnings.append(f"{missing} chunks have no vector yet, so semantic search does not see them: run `gaia-mas rag embed`")
+            warnings.append(f"{missing} chunks have no vector yet, so semantic search does not see them: "
+                            "run `gaia-mas rag embed`")
         if mode == "keyword": scored = self._keyword(query_terms(query), n, conds)
         elif mode == "semantic": scored = self._vector(vec, n, conds)
         else: scored = rrf([[i for i, _ in self._keyword(query_terms(query), n, conds)], [i for i, _ in self._vector(vec, n, conds)]])
@@ -204,14 +205,16 @@ class KnowledgeBase:
 
     def _query_vector(self, query:str) -> list[float]:
         if not self.has_vectors(): raise SemanticSearchOff(
-            "semantic search is off: this knowledge base has no vectors yet (it was built with --no-embed or without an "
-            "embedding model); run `gaia-mas rag embed` to add them with the built-in model, or search with --mode keyword")
+            "semantic search is off: this knowledge base has no vectors yet (it was built with --no-embed or "
+            "without an embedding model); run `gaia-mas rag embed` to add them with the built-in model, "
+            "or search with --mode keyword")
         if self.embeddings is None: raise SemanticSearchOff(
             f"semantic search is off: this knowledge base was embedded with {self.info('embedding_model')!r} and no such "
-            "embedder is available here (set GAIA_MAS_EMBEDDINGS_BASE_URL to a server of that model, or OPENAI_API_KEY for "
-            "an OpenAI model); search with --mode keyword")
+            "embedder is available here (set GAIA_MAS_EMBEDDINGS_BASE_URL to a server of that model, or "
+            "OPENAI_API_KEY for an OpenAI model); search with --mode keyword")
         try: return self.embeddings.embed_query(query)
-        except Exception as e: raise SemanticSearchOff(f"semantic search failed: {type(e).__name__}: {str(e)[:300]}") from None
+        except Exception as e:
+            raise SemanticSearchOff(f"semantic search failed: {type(e).__name__}: {str(e)[:300]}") from None
 
     # -- embeddings ------------------------------------------------------------
     def check_embedder(self) -> None:
@@ -646,7 +649,8 @@ class PostgresKB(KnowledgeBase):
             return [r[0] for r in cur.fetchall()]
 
     def missing_count(self):
-        return self._q("select count(*) - count(embedding) from chunks" if self._has_vec_col() else "select count(*) from chunks")[0][0]
+        sql = "select count(*) - count(embedding) from chunks" if self._has_vec_col() else "select count(*) from chunks"
+        return self._q(sql)[0][0]
 
     def missing_vectors(self, limit=256):
         if not self._has_vec_col(): return [tuple(r) for r in self._q("select id, text from chunks order by id limit %s", (limit,))]

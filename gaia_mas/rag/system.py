@@ -19,8 +19,8 @@ __all__ = ['AGENT_ROLES', 'MAX_TOKENS', 'rag_llms', 'open_kb_for', 'make_rag_sys
 AGENT_ROLES = ("research", "analysis", "synthesis", "evaluator", "structured_rag", "agentic_rag", "supervisor", "workers",
                "selector")
 
-MAX_TOKENS = {"research": 256, "analysis": 512, "synthesis": 512, "evaluator": 384, "structured_rag": 512, "agentic_rag": 512,
-              "supervisor": 384, "workers": 384, "selector": 128}  # per reply: bounds every call's time on a slow server
+MAX_TOKENS = {"research": 256, "analysis": 512, "synthesis": 512, "evaluator": 384, "structured_rag": 512,
+              "agentic_rag": 512, "supervisor": 384, "workers": 384, "selector": 128}  # per reply: bounds each call
 
 def _agent_config(opts:dict, role:str):
     "The LLM layer's configuration of one RAG agent."
