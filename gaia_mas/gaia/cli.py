@@ -67,7 +67,7 @@ def cmd_ask(args:argparse.Namespace) -> int:
     args.memory = True   # one question, nothing to resume
     task = {"task_id": "ask", "question": args.question, "file": str(Path(args.file).resolve()) if args.file else None}
     with session(args, log_path(logs_dir(args), "ask")) as (app, tracer):
-        record, _ = run_task(app, task, callbacks=[tracer] if tracer else [])
+        record, _ = run_task(app, task, timeout=args.timeout, callbacks=[tracer] if tracer else [])
         if args.verbose and record["thread_id"]: _print_steps(app, record)
     if record["error"]: print(f"gaia-mas: {record['status']}: {record['error']}", file=sys.stderr)
     print(record["model_answer"])
@@ -208,6 +208,8 @@ def add_gaia_parsers(sub) -> None:
     from gaia_mas.gaia.report import add_report_parser
     a = sub.add_parser("ask", help="answer one question")
     a.add_argument("question"); a.add_argument("--file", help="the question's attachment")
+    a.add_argument("--timeout", type=float, default=1800,
+                   help="seconds for the question before it ends as a timeout (as in run)")
     add_model_options(a); a.set_defaults(func=cmd_ask)
     _run_parser(sub)
     s = sub.add_parser("score", help="score a results file with the official GAIA scorer")

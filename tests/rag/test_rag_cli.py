@@ -74,15 +74,46 @@ def test_bad_input(tmp_path, capsys, monkeypatch, kb_url):
     assert code == 1 and "skipped" in err and "no such file or folder" in err
 
 
-def test_semantic_off_without_key(tmp_path, capsys, monkeypatch):
-    for k in ("OPENAI_API_KEY", "GAIA_MAS_EMBEDDINGS", "GAIA_MAS_KB"): monkeypatch.delenv(k, raising=False)
+def test_builtin_embedder_without_key(tmp_path, capsys, monkeypatch):
+    "No key, no server: the built-in model embeds, and semantic search finds a reworded question."
+    for k in ("OPENAI_API_KEY", "GAIA_MAS_EMBEDDINGS", "GAIA_MAS_EMBEDDINGS_BASE_URL", "GAIA_MAS_KB"): monkeypatch.delenv(k, raising=False)
     url = f"sqlite:///{tmp_path/'kb.sqlite'}"
-    code, out, err = run(capsys, "rag", "ingest", str(sample_dir()/"docs"/"timeouts.md"), "--kb", url)
+    docs = sample_dir()/"docs"
+    code, out, err = run(capsys, "rag", "ingest", str(docs/"timeouts.md"), str(docs/"bulkheads.md"), "--kb", url, "--no-progress")
+    assert code == 0 and "vectors in" in out and "semantic search is off" not in out, (out, err)
+    code, out, err = run(capsys, "rag", "stats", "--kb", url)
+    assert "all-MiniLM-L6-v2 (semantic search on)" in out
+    code, out, err = run(capsys, "rag", "search", "how long should a call wait before giving up", "--kb", url, "--mode", "semantic")
+    assert code == 0 and out.startswith("[1] timeouts.md"), (out, err)
+
+
+def test_semantic_off_with_none(tmp_path, capsys, monkeypatch):
+    for k in ("OPENAI_API_KEY", "GAIA_MAS_EMBEDDINGS", "GAIA_MAS_EMBEDDINGS_BASE_URL", "GAIA_MAS_KB"): monkeypatch.delenv(k, raising=False)
+    url = f"sqlite:///{tmp_path/'kb.sqlite'}"
+    code, out, err = run(capsys, "rag", "ingest", str(sample_dir()/"docs"/"timeouts.md"), "--kb", url, "--embeddings", "none")
     assert code == 0 and "semantic search is off" in out
-    code, out, err = run(capsys, "rag", "search", "deadline", "--kb", url, "--mode", "semantic")
+    code, out, err = run(capsys, "rag", "search", "deadline", "--kb", url, "--mode", "semantic", "--embeddings", "none")
     assert code == 1 and "semantic search is off" in err and out == ""
-    code, out, err = run(capsys, "rag", "search", "deadline", "--kb", url)
+    code, out, err = run(capsys, "rag", "search", "deadline", "--kb", url, "--embeddings", "none")
     assert code == 0 and "fell back to keyword search" in err and out.startswith("[1] timeouts.md")
+    code, out, err = run(capsys, "rag", "ingest", str(sample_dir()/"docs"/"bulkheads.md"), "--kb", url, "--embeddings", "nomic-embed-text")
+    assert code == 0 and "no embedder for 'nomic-embed-text'" in err and "--embeddings-url" in err, err
+
+
+def test_no_embed_then_embed(tmp_path, capsys, monkeypatch):
+    "Text first (keyword search at once), vectors later with `rag embed`; hybrid search says what it cannot see yet."
+    for k in ("OPENAI_API_KEY", "GAIA_MAS_EMBEDDINGS", "GAIA_MAS_EMBEDDINGS_BASE_URL", "GAIA_MAS_KB"): monkeypatch.delenv(k, raising=False)
+    url = f"sqlite:///{tmp_path/'kb.sqlite'}"
+    code, out, err = run(capsys, "rag", "ingest", str(sample_dir()/"docs"), "--kb", url, "--embeddings", "hash", "--no-embed")
+    assert code == 0 and out.startswith("33 added") and "semantic search is off" in out
+    code, out, err = run(capsys, "rag", "search", "circuit breaker", "--kb", url, "--mode", "keyword")
+    assert code == 0 and "[1]" in out
+    code, out, err = run(capsys, "rag", "search", "circuit breaker", "--kb", url, "--embeddings", "hash")
+    assert code == 0 and "rag embed" in err, err
+    code, out, err = run(capsys, "rag", "embed", "--kb", url, "--embeddings", "hash", "--no-progress")
+    assert code == 0 and "vectors added" in out and "0 chunks without a vector" in out, (out, err)
+    code, out, err = run(capsys, "rag", "search", "circuit breaker", "--kb", url, "--mode", "semantic")
+    assert code == 0 and not err and "[1]" in out
 
 
 def test_default_kb_from_env(tmp_path, capsys, monkeypatch):
