@@ -49,9 +49,14 @@ readme: check-venv  ## README.md from nbs/index.ipynb
 notebooks: check-venv  ## execute every notebook in place, so outputs show in the docs
 	$(BIN)/python tools/run_nbs.py
 
-bench: check-venv  ## every benchmark in bench/ (about 30 minutes; each one also runs alone: python bench/NAME.py)
+bench: check-venv  ## the benchmarks in bench/ (about an hour; each one also runs alone: python bench/NAME.py)
 	$(BIN)/python bench/pdf_extractors.py
 	$(BIN)/python bench/harness.py
 	$(BIN)/python bench/sandbox.py
 	$(BIN)/python bench/rag_retrieval.py
 	$(BIN)/python bench/rag_service.py
+	$(BIN)/python bench/rag_kb_scale.py
+	$(BIN)/python bench/rag_embedders.py
+	$(BIN)/python bench/rag_real_corpus.py
+	$(BIN)/python bench/rag_openai.py
+	@echo "before/after benches need a checkout of the older code: python bench/rag_load.py --ref DIR (also rag_sessions.py, rag_profile.py)"

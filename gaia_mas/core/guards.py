@@ -4,7 +4,7 @@
 
 # %% ../../nbs/core/04a_guards.ipynb #d23db484
 from __future__ import annotations
-import atexit, concurrent.futures as cf, contextlib, json, logging, multiprocessing, os, sys, threading, types, zipfile
+import concurrent.futures as cf, contextlib, json, logging, multiprocessing, multiprocessing.util, os, sys, threading, types, zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -128,6 +128,13 @@ def _bare_main():
     try: yield
     finally: sys.modules["__main__"] = main
 
+def _stop_pool(pool:cf.ProcessPoolExecutor) -> None:
+    "Kill a worker pool's processes (one may be stuck in a parser) and wait for them."
+    for p in list((getattr(pool, "_processes", None) or {}).values()):
+        try: p.kill()
+        except Exception: pass
+    pool.shutdown(wait=True, cancel_futures=True)
+
 class Isolated:
     "Calls in a worker process under a `Budget`; one that overruns raises `UnsafeDocument`; the worker is replaced."
     def __init__(self, budget:Optional[Budget]=None, # the per-call budget
@@ -141,17 +148,15 @@ class Isolated:
             ctx = multiprocessing.get_context("spawn")
             self._pool = cf.ProcessPoolExecutor(1, mp_context=ctx, initializer=guards._init_worker,
                                                 initargs=(self.budget.memory_mb, self.warm))
-            atexit.register(self.close)  # stopped before the interpreter tears its modules down
+            # stopped at exit before anything waits for child processes: in the main process (atexit) and in a
+            # multiprocessing child too, which skips atexit but joins its children (a pool of notebooks, say)
+            multiprocessing.util.Finalize(self, _stop_pool, args=(self._pool,), exitpriority=10)
         return self._pool
 
     def close(self) -> None:
         "Stop the worker (killed: it may be stuck in a parser)."
         pool, self._pool = self._pool, None
-        if pool is None: return
-        for p in list((getattr(pool, "_processes", None) or {}).values()):
-            try: p.kill()
-            except Exception: pass
-        pool.shutdown(wait=True, cancel_futures=True)
+        if pool is not None: _stop_pool(pool)
 
     def __call__(self, fn:Callable, *args):
         "`fn(*args)` in the worker, within the budget."
