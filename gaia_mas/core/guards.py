@@ -86,7 +86,7 @@ def check_office(path:str|Path, # an Office file (a zip archive)
         if i.file_size > 2**20 and i.file_size > MAX_RATIO * max(i.compress_size, 1):
             ratio = i.file_size // max(i.compress_size, 1)
             raise UnsafeDocument(f"{name}: member {i.filename!r} unpacks {ratio} times its size "
-                                 f"(limit {MAX_RATIO}); a compression bomb is refused unread")
+                                 f"(limit {MAX_RATIO}); a zip bomb is refused unread")
 
 def check_file(path:str|Path) -> None:
     "The checks a file gets before any parser opens it (today: the zip members of Office files)."

@@ -181,6 +181,8 @@ def _failure(e:BaseException) -> tuple[int, str]:
     "The exit code (2 bad input, 1 failed job) and the one line a failure prints: the problem and the fix."
     msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
     low = msg.lower()
+    from gaia_mas.rag.embeddings import EmbedderError
+    if isinstance(e, EmbedderError): return 2, msg  # names the server and the fix already
     if "database is locked" in low or "database is busy" in low:
         return 1, "the knowledge base is locked by another process (an ingest or rm writing it): run again when it ends"
     if "file is not a database" in low or "malformed" in low:

@@ -16,8 +16,8 @@ from ..core.guards import Budget, Isolated, UnsafeDocument, cap_metadata, check_
 # %% auto #0
 __all__ = ['log', 'TEXT_TYPES', 'SUPPORTED', 'LIST_FIELDS', 'READERS', 'CHUNK_SIZE', 'CHUNK_OVERLAP', 'CHUNKER', 'SYSTEM_FIELDS',
            'Section', 'meta_value', 'read_markdown', 'read_html', 'read_pdf', 'read_docx', 'read_other',
-           'read_sections', 'sample_dir', 'user_fields', 'chunk_document', 'embed_text', 'IngestReport', 'iter_files',
-           'backfill_vectors', 'ingest', 'sample_kb']
+           'read_sections', 'sample_dir', 'user_fields', 'chunk_document', 'embed_text', 'chunk_bounded',
+           'IngestReport', 'iter_files', 'backfill_vectors', 'ingest', 'sample_kb']
 
 # %% ../../nbs/rag/31_ingest.ipynb #05115eaf
 log = logging.getLogger(__name__)
@@ -198,6 +198,12 @@ def _parser(budget:Optional[Budget]) -> Callable:
     if budget not in _WORKERS: _WORKERS[budget] = Isolated(budget, warm=("gaia_mas.rag.ingest",))
     return lambda f, meta: _WORKERS[budget](mod.chunk_document, f, meta)
 
+def chunk_bounded(path:str|Path, # one file
+                  meta:Optional[dict]=None, # tags for every chunk
+                  budget:Optional[Budget]=Budget(), # time and memory for the file; None parses in this process
+                 ) -> tuple[dict, list[dict]]:
+    "`chunk_document` under the per-file budget, in the ingest's worker: for files that arrive one at a time (uploads)."
+    return _parser(budget)(Path(path), meta)
 
 # %% ../../nbs/rag/31_ingest.ipynb #1e03c3e1
 @dataclass

@@ -24,7 +24,7 @@ def kb_copy(tmp_path):
 def test_twenty_concurrent_turns_on_one_session_are_all_kept(kb_copy):
     async def go():
         system = make_rag_system(provider="scripted", latency=0.002, knowledge_base=kb_copy)
-        system.history_turns = 100
+        system.history_turns, system.history_tokens = 100, 10**6  # keep every turn whole: none summarized
         async with _client(create_app(system)) as c:
             first = await c.post("/multiagent/sequential/chat", json={"question": Q, "session_id": "s1"})
             rs = await asyncio.gather(*(c.post("/multiagent/sequential/chat", json={"question": f"{Q} ({i})", "session_id": "s1"})
