@@ -168,7 +168,8 @@ def _settle(base_url:str, mode:str) -> None:
         "json_object": "in JSON mode (json_object; json_schema refused)",
         "text": "as plain text, repaired when needed (json_schema and json_object refused)",
     }[mode]
-    log.log(logging.INFO if mode == "json_schema" else logging.WARNING, "model server %s: JSON replies %s", base_url, how)
+    log.log(logging.INFO if mode == "json_schema" else logging.WARNING, "model server %s: JSON replies %s", base_url,
+            how)
 
 def _refuses_format(e:openai.BadRequestError) -> bool:
     "Whether a 400 is about the response format rather than the request as a whole."
@@ -212,7 +213,8 @@ class ServerChatOpenAI(ChatOpenAI):
 
     def _should_stream(self, *, async_api:bool, run_manager=None, **kw) -> bool:
         "JSON replies are never streamed, so that they always go through the format negotiation below."
-        return kw.get("response_format") is None and super()._should_stream(async_api=async_api, run_manager=run_manager, **kw)
+        return kw.get("response_format") is None and super()._should_stream(async_api=async_api,
+                                                                            run_manager=run_manager, **kw)
 
     def _fallback(self, e:openai.BadRequestError, modes:list, i:int) -> bool:
         "Whether to try the next format after a 400."
@@ -315,7 +317,8 @@ def llm_factory(config:AgentConfig, # the agent's configuration
         **({"max_tokens": config.max_tokens} if config.max_tokens else {}),
     }
     try:
-        llm = init_chat_model(config.model, model_provider=config.provider, temperature=config.temperature, **extra, **kw)
+        llm = init_chat_model(config.model, model_provider=config.provider, temperature=config.temperature, **extra,
+                              **kw)
     except ImportError as e:
         raise ValueError(f"Provider {config.provider!r} needs its LangChain package: {e}") from e
     return llm.bind_tools(list(tools)) if tools else llm

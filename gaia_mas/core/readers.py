@@ -50,7 +50,8 @@ def plain_text(path:str|Path) -> str:
     if b"\x00" in data[:4096] and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise ValueError("this looks like a binary file, not text; use read_attachment, which picks the reader by type")
     text = decode_text(data)
-    if Path(path).suffix.lower() in (".json", ".jsonld"): text = json.dumps(json.loads(text), indent=1, ensure_ascii=False)
+    if Path(path).suffix.lower() in (".json", ".jsonld"): text = json.dumps(json.loads(text), indent=1,
+                                                                            ensure_ascii=False)
     return text
 
 # %% ../../nbs/core/04_readers.ipynb #a5a825c0
@@ -67,7 +68,8 @@ def write_text_pdf(path:str|Path, # the PDF to write
         kids.append(f"{len(objs)} 0 R")
     objs[1] = f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {len(kids)} >>"
     out, offsets = bytearray(b"%PDF-1.4\n"), []
-    for i, o in enumerate(objs, 1): offsets.append(len(out)); out += f"{i} 0 obj\n{o}\nendobj\n".encode("latin-1", "replace")
+    for i, o in enumerate(objs, 1): offsets.append(len(out)); out += f"{i} 0 obj\n{o}\nendobj\n".encode("latin-1",
+                                                                                                        "replace")
     xref = len(out)
     out += f"xref\n0 {len(objs) + 1}\n0000000000 65535 f \n".encode() + b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
     out += f"trailer\n<< /Size {len(objs) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
@@ -90,7 +92,8 @@ def ocr_image(img, # a PIL image
     if not exe: raise ToolUnavailable("no OCR engine: install tesseract-ocr (apt-get install tesseract-ocr) to read scans")
     with tempfile.TemporaryDirectory(prefix="gaia_ocr_") as d:
         img.save(f"{d}/page.png")
-        p = subprocess.run([exe, f"{d}/page.png", "stdout"], capture_output=True, text=True, timeout=bounded_timeout(120))
+        p = subprocess.run([exe, f"{d}/page.png", "stdout"], capture_output=True, text=True,
+                           timeout=bounded_timeout(120))
     return p.stdout.strip()
 
 def _page_text(page) -> str:
@@ -107,7 +110,8 @@ def pdf_text(path:str|Path, # the PDF
     import pypdfium2 as pdfium
     with _PDFIUM:
         pdf = pdfium.PdfDocument(str(path))
-        try: return "\n\n".join(f"--- Page {i} of {len(pdf)} ---\n{_page_text(pdf[i - 1])}" for i in parse_range(pages, len(pdf)))
+        try: return "\n\n".join(f"--- Page {i} of {len(pdf)} ---\n{_page_text(pdf[i - 1])}" for i in parse_range(pages,
+                len(pdf)))
         finally: pdf.close()
 
 # %% ../../nbs/core/04_readers.ipynb #4b5d9121
@@ -172,12 +176,14 @@ def pptx_text(path:str|Path, # the .pptx file
     for e in partition("pptx", data, include_slide_notes=False):
         if e.text: by_slide.setdefault(e.metadata.page_number or 1, []).append(element_text(e))
     return "\n\n".join(f"--- Slide {i} of {len(notes)} ---\n" + "\n".join(by_slide.get(i, []))
-                       + (f"\nSpeaker notes: {notes[i - 1]}" if notes[i - 1] else "") for i in parse_range(slides, len(notes)))
+                       + (f"\nSpeaker notes: {notes[i - 1]}" if notes[i - 1] else "") for i in parse_range(slides,
+                                                                                                           len(notes)))
 
 # %% ../../nbs/core/04_readers.ipynb #d0d042d4
 def _sheet_tables(path, sheet:str) -> list[tuple[str, list[list[str]]]]:
     "(sheet name, rows) for each sheet, or for `sheet` alone."
-    tables = [(e.metadata.page_name, table_rows(e.metadata.text_as_html)) for e in partition("xlsx", path, find_subtable=False)
+    tables = [(e.metadata.page_name, table_rows(e.metadata.text_as_html)) for e in partition("xlsx", path,
+                                                                                             find_subtable=False)
               if e.category == "Table" and e.metadata.text_as_html]
     names = [n for n, _ in tables]
     if sheet and sheet not in names: raise ValueError(f"no sheet {sheet!r}; the sheets are {names}")
@@ -213,7 +219,8 @@ def _cell_grid(path, sheet:str, rows:str) -> str:
         wanted, by_row = set(parse_range(rows, ws.max_row)), {}
         for c in _held_cells(ws):
             if c.row in wanted and (c.value is not None or _fill(c)):
-                by_row.setdefault(c.row, []).append(f"{c.coordinate}={c.value!r}" + (f" [fill {_fill(c)}]" if _fill(c) else ""))
+                by_row.setdefault(c.row,
+                        []).append(f"{c.coordinate}={c.value!r}" + (f" [fill {_fill(c)}]" if _fill(c) else ""))
         out += [" | ".join(cells) for _, cells in sorted(by_row.items())]
     return "\n".join(out)
 

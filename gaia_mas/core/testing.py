@@ -71,7 +71,8 @@ class ScriptedChatModel(BaseChatModel):
         every = -(-len(pieces) // 8); waits = -(-len(pieces) // every)
         for i, piece in enumerate(pieces):
             if self.latency and i % every == 0: await asyncio.sleep(self.latency / waits)
-            chunk = ChatGenerationChunk(message=_chunk(msg, piece, first=i == 0, last=i == len(pieces) - 1, name=self.name))
+            chunk = ChatGenerationChunk(message=_chunk(msg, piece, first=i == 0, last=i == len(pieces) - 1,
+                                                       name=self.name))
             if run_manager: await run_manager.on_llm_new_token(piece, chunk=chunk)
             yield chunk
 
@@ -86,7 +87,8 @@ def _pieces(text:str, words:int=3) -> list[str]:
 
 def _chunk(msg:AIMessage, piece:str, first:bool, last:bool, name:str) -> AIMessageChunk:
     "One streamed piece of `msg`: tool calls ride on the first, usage and the model name on the last."
-    calls = [{"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i} for i, c in enumerate(msg.tool_calls)] if first else []
+    calls = [{"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i} for i,
+             c in enumerate(msg.tool_calls)] if first else []
     return AIMessageChunk(content=piece, tool_call_chunks=calls, usage_metadata=msg.usage_metadata if last else None,
                           response_metadata={"model_name": name, "finish_reason": "stop"} if last else {})
 
@@ -98,7 +100,8 @@ def _completion(spec:dict, request:dict) -> dict:
     usage = spec.get("usage") or {"prompt_tokens": 10, "completion_tokens": len(str(msg["content"])) // 4 + 1}
     usage.setdefault("total_tokens", usage["prompt_tokens"] + usage["completion_tokens"])
     return {"id": "fake", "object": "chat.completion", "created": 0, "model": request.get("model", "fake"),
-            "choices": [{"index": 0, "message": msg, "finish_reason": spec.get("finish_reason", "tool_calls" if spec.get("tool_calls") else "stop")}],
+            "choices": [{"index": 0, "message": msg, "finish_reason": spec.get("finish_reason",
+                    "tool_calls" if spec.get("tool_calls") else "stop")}],
             "usage": usage}
 
 class _Handler(BaseHTTPRequestHandler):
@@ -141,7 +144,8 @@ class FakeOpenAIServer:
             spec = self.replies.pop(0) if self.replies else self.responder(request) if self.responder else "{}"
         spec = {"content": spec} if isinstance(spec, str) else dict(spec)
         if spec.get("hang") and self._stop.wait(spec["hang"]): return 0, b"", {}
-        if spec.get("status"): return spec["status"], json.dumps({"error": {"message": spec.get("error", "error")}}), spec.get("headers")
+        if spec.get("status"): return spec["status"], json.dumps({"error": {"message": spec.get("error",
+                "error")}}), spec.get("headers")
         if "body" in spec: return 200, spec["body"], spec.get("headers")
         return 200, json.dumps(_completion(spec, request)), spec.get("headers")
 
@@ -156,7 +160,8 @@ class LiveServer:
     def __enter__(self) -> str:
         import socket, threading, uvicorn
         self.sock = socket.socket(); self.sock.bind((self.host, 0))
-        self.server = uvicorn.Server(uvicorn.Config(self.app, log_config=None, log_level="warning", lifespan="on", timeout_graceful_shutdown=5))
+        self.server = uvicorn.Server(uvicorn.Config(self.app, log_config=None, log_level="warning", lifespan="on",
+                                                    timeout_graceful_shutdown=5))
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
         self.thread.start()
         end = time.monotonic() + self.timeout

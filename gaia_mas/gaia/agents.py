@@ -70,7 +70,8 @@ def _continue(saved:Optional[dict], fresh:dict, conversation:list) -> dict:
     if saved is None: return {**fresh, "messages": conversation}
     return {**saved, "messages": [*saved["messages"], conversation[-1]]}
 
-def _run_react(graph, sub:dict, state:GraphState, step_scope, config:AgentConfig, component:str, repair_llm) -> tuple[dict, dict]:
+def _run_react(graph, sub:dict, state:GraphState, step_scope, config:AgentConfig, component:str,
+               repair_llm) -> tuple[dict, dict]:
     "Run a ReAct subgraph inside its step scope; return its final state and its validated reply."
     with (step_scope(state) if step_scope else contextlib.nullcontext()): sub = graph.invoke(sub)
     return sub, validate_or_repair(sub["messages"][-1], config.output_schema, component, repair_llm)

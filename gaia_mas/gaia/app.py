@@ -49,7 +49,8 @@ def demo_responder(answer:str="Paris", # what the finalizer answers
     happy = happy_path_responder(answer, n_research)
     def respond(messages):
         if role_of(messages) == "expert" and not isinstance(messages[-1], ToolMessage):
-            return AIMessage(content="", tool_calls=[{"name": "calculator", "args": {"expression": "6 * 7"}, "id": "demo-calc"}])
+            return AIMessage(content="", tool_calls=[{"name": "calculator", "args": {"expression": "6 * 7"},
+                                                      "id": "demo-calc"}])
         return happy(messages)
     return respond
 
@@ -60,7 +61,8 @@ def build_graph(provider:str="demo", # "demo" for the scripted model, or an LLM 
                 retry_limits:Optional[dict[str, int]]=None, # retry limit per agent: planner, researcher, expert
                 demo_answer:str="Paris", # what the demo model answers
                 demo_latency:float=0.0, # seconds each demo model call takes
-                notice:Optional[Callable[[str], None]]=None, # gets the line saying a browser was started; logged when None
+                notice:Optional[Callable[[str],
+                                         None]]=None, # gets the line saying a browser was started; logged when None
                ):
     "The compiled multi-agent graph for `provider`."
     configs = agent_configs("openai" if provider == "demo" else provider, model, base_url, retry_limits)
@@ -111,7 +113,8 @@ def _mmdc_png(source:str, path:Path, mmdc:str, chrome:str) -> None:
         cfg, src = Path(d)/"puppeteer.json", Path(d)/"graph.mmd"
         cfg.write_text(json.dumps({"executablePath": chrome, "args": ["--no-sandbox", "--disable-gpu"]}))
         src.write_text(source)
-        subprocess.run([mmdc, "-i", src, "-o", path, "-p", cfg, "-b", "white", "-s", "2"], check=True, capture_output=True, timeout=120)
+        subprocess.run([mmdc, "-i", src, "-o", path, "-p", cfg, "-b", "white", "-s", "2"], check=True,
+                       capture_output=True, timeout=120)
 
 def graph_dot(graph) -> str:
     "Graphviz source for a LangGraph `Graph`; conditional edges are dashed."
@@ -231,20 +234,23 @@ class GaiaRunner:
 
     def _repr_mimebundle_(self, **kw):
         "The widgets, with a plain-text stand-in for viewers that cannot show them."
-        return {**self.box._repr_mimebundle_(**kw), "text/plain": "GaiaRunner: ipywidgets controls (run this notebook in JupyterLab to use them)"}
+        return {**self.box._repr_mimebundle_(**kw),
+                "text/plain": "GaiaRunner: ipywidgets controls (run this notebook in JupyterLab to use them)"}
 
 # %% ../../nbs/gaia/29_app.ipynb #01bdaf6f
 @patch
 def _inputs(self:GaiaRunner, provider:str):
     "The question, attachment, model and retry-limit inputs, and the buttons."
     W, wide = self.W, self.W.Layout(width="95%")
-    self.question = W.Textarea(placeholder="Ask a question, or pick a task", layout=W.Layout(width="95%", height="70px"))
+    self.question = W.Textarea(placeholder="Ask a question, or pick a task", layout=W.Layout(width="95%",
+                                                                                             height="70px"))
     self.attach_path = W.Text(placeholder="path of an attached file (optional)", description="File", layout=wide)
     self.upload = W.FileUpload(description="Upload file", multiple=False)
     self.provider = W.Dropdown(options=["demo", *supported_providers()], value=provider, description="Provider")
     self.model = W.Text(value="gpt-4o-mini", description="Model")
     self.base_url = W.Text(placeholder="OpenAI-compatible server (optional)", description="Base URL", layout=wide)
-    self.limits = {a: W.BoundedIntText(value=5, min=1, max=50, description=f"{a} retries", style={"description_width": "initial"},
+    self.limits = {a: W.BoundedIntText(value=5, min=1, max=50, description=f"{a} retries",
+                                       style={"description_width": "initial"},
                                        layout=W.Layout(width="170px")) for a in RETRY_AGENTS}
     self.run_button = W.Button(description="Run", button_style="primary", icon="play")
     self.stop_button = W.Button(description="Stop", button_style="warning", icon="stop", disabled=True)
@@ -255,9 +261,11 @@ def _inputs(self:GaiaRunner, provider:str):
 def _picker(self:GaiaRunner):
     "The GAIA task picker: a metadata path, a Load button and a task dropdown."
     W = self.W
-    self.tasks_path = W.Text(placeholder="GAIA metadata.jsonl, or its folder", description="Tasks", layout=W.Layout(width="70%"))
+    self.tasks_path = W.Text(placeholder="GAIA metadata.jsonl, or its folder", description="Tasks",
+                             layout=W.Layout(width="70%"))
     self.load_button = W.Button(description="Load tasks")
-    self.task_pick = W.Dropdown(options=[("(none: type a question)", None)], description="Task", layout=W.Layout(width="95%"))
+    self.task_pick = W.Dropdown(options=[("(none: type a question)", None)], description="Task",
+                                layout=W.Layout(width="95%"))
     self.load_button.on_click(lambda _: self.load(self.tasks_path.value))
     self.task_pick.observe(lambda ch: self.pick(ch["new"]), "value")
 
@@ -274,7 +282,8 @@ def _layout(self:GaiaRunner):
     W = self.W
     rows = [W.HBox([self.tasks_path, self.load_button]), self.task_pick, self.question, self.attach_path, self.upload,
             W.HBox([self.provider, self.model]), self.base_url, W.HBox(list(self.limits.values())),
-            W.HBox([self.run_button, self.stop_button]), self.status, self.progress, self.answer, self.verdict, self.trace]
+            W.HBox([self.run_button, self.stop_button]), self.status, self.progress, self.answer, self.verdict,
+                    self.trace]
     return W.VBox(rows, layout=W.Layout(width="100%"))
 
 # %% ../../nbs/gaia/29_app.ipynb #2618a790

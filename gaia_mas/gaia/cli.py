@@ -77,7 +77,8 @@ def cmd_ask(args:argparse.Namespace) -> int:
 def _missing_files(tasks:list[dict]) -> None:
     "Warn about attachments that are not on disk."
     missing = [t for t in tasks if t["file"] and not Path(t["file"]).exists()]
-    if missing: print(f"gaia-mas: warning: {len(missing)} attachments are missing, e.g. {missing[0]['file']}", file=sys.stderr)
+    if missing: print(f"gaia-mas: warning: {len(missing)} attachments are missing, e.g. {missing[0]['file']}",
+                      file=sys.stderr)
 
 def _summary(out:Path, tasks:list[dict], log_file:Path, repeats:int=1) -> str:
     "What the run leaves: answered, failed, accuracy if known (over repeats, see `gaia.report`), results and logs."
@@ -111,7 +112,8 @@ def cmd_run(args:argparse.Namespace) -> int:
         print(f"{n} {'answers' if args.repeats > 1 else 'tasks'}: {n - len(todo)} already answered in {out}, "
               f"{len(todo)} to run", file=sys.stderr)
         with session(args, log_file) as (app, tracer):
-            bar = Progress(len(todo), {t["task_id"]: t["gold"] for t in tasks if t["gold"]}, enabled=not args.no_progress)
+            bar = Progress(len(todo), {t["task_id"]: t["gold"] for t in tasks if t["gold"]},
+                           enabled=not args.no_progress)
             extra = {"model": "scripted" if args.provider == "scripted" else args.model}
             try: run_batch(app, todo, ResultWriter(out), args.concurrency, args.timeout, run_key(out),
                            [tracer] if tracer else [], bar,
@@ -171,14 +173,18 @@ def cmd_course_submit(args:argparse.Namespace) -> int:
 def _run_parser(sub) -> None:
     "The `run` command's options."
     p = sub.add_parser("run", help="answer a task file, concurrently and resumably")
-    p.add_argument("tasks", help="metadata.jsonl or metadata.parquet (attachments beside it), a folder holding one, or a JSONL task file")
+    p.add_argument("tasks",
+            help="metadata.jsonl or metadata.parquet (attachments beside it), a folder holding one, or a JSONL task file")
     p.add_argument("--level", type=int, action="append", help="only this level (repeatable)")
     p.add_argument("--task-id", action="append", help="only this task (repeatable)")
     p.add_argument("--limit", type=int, help="only the first N selected tasks")
     p.add_argument("--concurrency", type=int, default=4, help="questions at a time (default 4)")
-    p.add_argument("--out", default="results.jsonl", help="results file, appended to and resumed from (default results.jsonl)")
-    p.add_argument("--timeout", type=float, default=1800, help="seconds per question before it is recorded as a timeout")
-    p.add_argument("--retry-failed", action="store_true", help="run again the tasks whose record is an error or a timeout")
+    p.add_argument("--out", default="results.jsonl",
+                   help="results file, appended to and resumed from (default results.jsonl)")
+    p.add_argument("--timeout", type=float, default=1800,
+                   help="seconds per question before it is recorded as a timeout")
+    p.add_argument("--retry-failed", action="store_true",
+                   help="run again the tasks whose record is an error or a timeout")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--repeats", type=int, default=1,
                    help="answer each task K times; each record carries its `repeat` (default 1)")
@@ -193,13 +199,16 @@ def _run_parser(sub) -> None:
 
 def _course_parser(sub) -> None:
     "The `course fetch` and `course submit` commands."
-    course = sub.add_parser("course", help="the Hugging Face Agents Course scoring API").add_subparsers(dest="action", required=True)
+    course = sub.add_parser("course", help="the Hugging Face Agents Course scoring API").add_subparsers(dest="action",
+                                                                                                        required=True)
     f = course.add_parser("fetch", help="download the questions and attachments")
     f.add_argument("--out", type=Path, default=Path("course"), help="folder to fill (default ./course)")
     s = course.add_parser("submit", help="submit a results file's answers")
-    s.add_argument("results"); s.add_argument("--username", required=True); s.add_argument("--agent-code", required=True, help="URL of your agent's code")
+    s.add_argument("results"); s.add_argument("--username", required=True); s.add_argument("--agent-code",
+            required=True, help="URL of your agent's code")
     s.add_argument("--json", action="store_true", help="print the server's reply as JSON")
-    for p in (f, s): p.add_argument("--base-url", help="the API's base URL (default $GAIA_MAS_COURSE_URL or the course's Space)")
+    for p in (f, s): p.add_argument("--base-url",
+                                    help="the API's base URL (default $GAIA_MAS_COURSE_URL or the course's Space)")
     f.set_defaults(func=cmd_course_fetch); s.set_defaults(func=cmd_course_submit)
 
 # %% ../../nbs/gaia/28_cli.ipynb #29174cf1
@@ -214,7 +223,8 @@ def add_gaia_parsers(sub) -> None:
     _run_parser(sub)
     s = sub.add_parser("score", help="score a results file with the official GAIA scorer")
     s.add_argument("results")
-    s.add_argument("--gold", help="task file with the gold answers (default: the results file, when its records carry them)")
+    s.add_argument("--gold",
+                   help="task file with the gold answers (default: the results file, when its records carry them)")
     s.add_argument("--json", action="store_true", help="print the summary as JSON")
     s.set_defaults(func=cmd_score)
     add_report_parser(sub)

@@ -51,7 +51,8 @@ def make_agent_configs(prompts:dict, # the seven prompts, as `load_baseline_prom
                        provider:str="openai", # LLM provider for every agent
                        model:str="gpt-4o-mini", # model for every agent
                        retry_limit:int=5, # retry limit of the planner, researcher and expert
-                       overrides:Optional[dict[str, dict]]=None, # per-agent fields, e.g. {"planner": {"model": "gpt-4o"}}
+                       overrides:Optional[dict[str,
+                                               dict]]=None, # per-agent fields, e.g. {"planner": {"model": "gpt-4o"}}
                        **common, # other AgentConfig fields for every agent, e.g. temperature, base_url, max_tokens
                       ) -> dict[str, AgentConfig]:
     "The five agent configurations, keyed by agent name."

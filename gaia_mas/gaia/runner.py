@@ -148,7 +148,8 @@ class StepLogger(BaseCallbackHandler):
         self.task_id, self.thread_id, self._open = task_id, thread_id, {}
 
     def on_chain_start(self, serialized, inputs, *, run_id, tags=None, metadata=None, **kw):
-        if any(t.startswith("graph:step:") for t in tags or ()): self._open[run_id] = (time.perf_counter(), metadata or {})
+        if any(t.startswith("graph:step:") for t in tags or ()): self._open[run_id] = (time.perf_counter(),
+                                                                                       metadata or {})
     def on_chain_end(self, outputs, *, run_id, **kw): self._close(run_id, outputs)
     def on_chain_error(self, error, *, run_id, **kw): self._close(run_id, None, error)
 
@@ -315,7 +316,8 @@ def _record(task:dict, state:dict, **meta) -> dict:
     "A task's result line: the leaderboard's three fields, then ours."
     raw = state.get("final_answer") or ""
     return {"task_id": task["task_id"], "model_answer": normalize_answer(raw, task["question"]) if raw else "",
-            "reasoning_trace": state.get("final_reasoning_trace") or "", "raw_answer": raw, "level": task.get("level"), **meta}
+            "reasoning_trace": state.get("final_reasoning_trace") or "", "raw_answer": raw, "level": task.get("level"),
+                    **meta}
 
 def _attempt(app, task:dict, config:dict, threads:Optional[_Threads]=None, budget:Optional[float]=None,
              durability:str="async") -> tuple[dict, str, str, Optional[str]]:

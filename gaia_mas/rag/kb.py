@@ -33,7 +33,8 @@ class Hit:
 
     def to_dict(self) -> dict:
         "The hit as a JSON-ready dict."
-        return {"source": self.source, "score": round(self.score, 6), "citation": self.citation, "text": self.text, "metadata": self.metadata}
+        return {"source": self.source, "score": round(self.score, 6), "citation": self.citation, "text": self.text,
+                "metadata": self.metadata}
 
 class Hits(list):
     "A list of `Hit`s with the warnings of the search that produced them."
@@ -145,7 +146,8 @@ def dedupe(hits:Sequence[Hit], # ranked hits
     kept, seen = [], []
     for h in hits:
         s = _shingles(h.text)
-        if any(h.chunk_id == k.chunk_id for k in kept) or any(len(s & t) / max(len(s | t), 1) >= threshold for t in seen): continue
+        if any(h.chunk_id == k.chunk_id for k in kept) or any(len(s & t) / max(len(s | t),
+                                                                               1) >= threshold for t in seen): continue
         kept.append(h); seen.append(s)
     return kept
 
@@ -168,7 +170,8 @@ class KnowledgeBase:
         if not isinstance(query, str) or not query.strip():
             raise ValueError("empty query: give the words or question to search for, e.g. 'circuit breaker half-open state'")
         if mode not in MODES: raise ValueError(f"unknown search mode {mode!r}; expected one of {', '.join(MODES)}")
-        if not isinstance(k, int) or not 1 <= k <= 200: raise ValueError(f"k must be a whole number from 1 to 200, not {k!r}")
+        if not isinstance(k,
+                int) or not 1 <= k <= 200: raise ValueError(f"k must be a whole number from 1 to 200, not {k!r}")
         conds, warnings, n = normalize_filters(filters, self.fields()), [], max(4 * k, 20)
         if mode != "keyword":
             try: vec = self._query_vector(query)
@@ -181,7 +184,8 @@ class KnowledgeBase:
                             "run `gaia-mas rag embed`")
         if mode == "keyword": scored = self._keyword(query_terms(query), n, conds)
         elif mode == "semantic": scored = self._vector(vec, n, conds)
-        else: scored = rrf([[i for i, _ in self._keyword(query_terms(query), n, conds)], [i for i, _ in self._vector(vec, n, conds)]])
+        else: scored = rrf([[i for i, _ in self._keyword(query_terms(query), n, conds)], [i for i,
+                _ in self._vector(vec, n, conds)]])
         hits = dedupe(self._hits(scored[:n]))[:k]
         if not hits: warnings.append(f"no passages matched {query!r}" + (f" with filters {filters}" if filters else ""))
         return Hits(hits, warnings)
@@ -196,7 +200,8 @@ class KnowledgeBase:
 
     def _hits(self, scored:Sequence[tuple[int, float]]) -> list[Hit]:
         rows = self._rows([i for i, _ in scored])
-        return [Hit(rows[i]["text"], s, rows[i]["metadata"].get("source", ""), rows[i]["metadata"], rows[i]["citation"], i)
+        return [Hit(rows[i]["text"], s, rows[i]["metadata"].get("source", ""), rows[i]["metadata"], rows[i]["citation"],
+                    i)
                 for i, s in scored if i in rows]
 
     def _missing_now(self) -> int:
@@ -379,7 +384,8 @@ class SQLiteKB(KnowledgeBase):
         where, params = sqlite_where(conds)
         q = " OR ".join(f'"{t}"' for t in terms)
         if not conds:  # FTS5's own ranked scan; `rank` is bm25 with title and section weighted double
-            return self.db.execute("select rowid, -rank from chunks_fts where chunks_fts match ? order by rank limit ?", (q, n)).fetchall()
+            return self.db.execute("select rowid, -rank from chunks_fts where chunks_fts match ? order by rank limit ?",
+                                   (q, n)).fetchall()
         sql = (f"select c.id, -chunks_fts.rank from chunks_fts join chunks c on c.id = chunks_fts.rowid "
                f"where chunks_fts match ?{where} order by chunks_fts.rank limit ?")
         return self.db.execute(sql, [q, *params, n]).fetchall()
@@ -391,7 +397,8 @@ class SQLiteKB(KnowledgeBase):
         if cached is None or cached[0] != version:
             rows = self.db.execute("select rowid, embedding from chunks_vec").fetchall() if self.has_vectors() else []
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1) if rows else np.zeros((0, 1), np.float32)
+            mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows),
+                    -1) if rows else np.zeros((0, 1), np.float32)
             mat = mat / np.maximum(np.linalg.norm(mat, axis=1, keepdims=True), 1e-12)
             self._mat = cached = (version, ids, mat)
         return cached[1], cached[2]
@@ -402,7 +409,8 @@ class SQLiteKB(KnowledgeBase):
         q = np.asarray(vec, dtype=np.float32); q /= max(float(np.linalg.norm(q)), 1e-12)
         if conds:
             where, params = sqlite_where(conds)
-            keep = np.isin(ids, np.fromiter((r[0] for r in self.db.execute(f"select c.id from chunks c where 1{where}", params)), dtype=np.int64))
+            keep = np.isin(ids, np.fromiter((r[0] for r in self.db.execute(f"select c.id from chunks c where 1{where}",
+                                                                           params)), dtype=np.int64))
             ids, mat = ids[keep], mat[keep]
         if not len(ids): return []
         sims = mat @ q
@@ -429,7 +437,8 @@ class SQLiteKB(KnowledgeBase):
 
     def _cache(self, model, vectors):
         with self._write() as db:
-            db.executemany("insert or replace into embed_cache values (?,?,?)", [(model, h, _blob(v)) for h, v in vectors.items()])
+            db.executemany("insert or replace into embed_cache values (?,?,?)", [(model, h, _blob(v)) for h,
+                                                                                 v in vectors.items()])
 
     # -- writes ----------------------------------------------------------------
     def doc_hash(self, source:str) -> Optional[str]:
@@ -514,7 +523,8 @@ class SQLiteKB(KnowledgeBase):
         "Store vectors for existing chunks."
         with self._write() as db:
             self._ensure_vec(db, len(pairs[0][1]))
-            db.executemany("insert or replace into chunks_vec(rowid, embedding) values (?,?)", [(i, _blob(v)) for i, v in pairs])
+            db.executemany("insert or replace into chunks_vec(rowid, embedding) values (?,?)", [(i, _blob(v)) for i,
+                                                                                                v in pairs])
 
     def sources(self) -> list[str]:
         "Every source in the knowledge base."
@@ -530,7 +540,8 @@ class SQLiteKB(KnowledgeBase):
                "vector": one("select coalesce(sum(length(vectors)), 0) from chunks_vec_vector_chunks00") if vec else 0,
                "embedding_cache": one("select coalesce(sum(length(vector)), 0) from embed_cache")}
         return {"url": self.url, "backend": "sqlite", "documents": one("select count(*) from documents"),
-                "chunks": one("select count(*) from chunks"), "vectors": one("select count(*) from chunks_vec") if vec else 0,
+                "chunks": one("select count(*) from chunks"),
+                        "vectors": one("select count(*) from chunks_vec") if vec else 0,
                 "embedding_model": self.info("embedding_model"), "embedder_available": self.embeddings is not None,
                 "size_bytes": size, "index_bytes": idx, "fields": sorted(self.fields())}
 
@@ -645,7 +656,8 @@ class PostgresKB(KnowledgeBase):
 
     def _filtered(self, n, conds):
         where, params = pg_where(conds)
-        return [r[0] for r in self._q(f"select id from chunks where true{where} order by source, ord limit %s", [*params, n])]
+        return [r[0] for r in self._q(f"select id from chunks where true{where} order by source, ord limit %s",
+                                      [*params, n])]
 
     def _rows(self, ids):
         if not ids: return {}
@@ -653,10 +665,13 @@ class PostgresKB(KnowledgeBase):
                 self._q("select id, text, citation, metadata from chunks where id = any(%s)", (list(ids),))}
 
     def _cached(self, model, keys):
-        return {h: list(v) for h, v in self._q("select text_hash, vector from embed_cache where model=%s and text_hash = any(%s)", (model, list(keys)))}
+        return {h: list(v) for h,
+                v in self._q("select text_hash, vector from embed_cache where model=%s and text_hash = any(%s)", (model,
+                        list(keys)))}
     def _cache(self, model, vectors):
         with self._write() as cur:
-            cur.executemany("insert into embed_cache values (%s,%s,%s) on conflict do nothing", [(model, h, list(v)) for h, v in vectors.items()])
+            cur.executemany("insert into embed_cache values (%s,%s,%s) on conflict do nothing", [(model, h,
+                    list(v)) for h, v in vectors.items()])
 
     def doc_hash(self, source):
         r = self._q("select hash from documents where source=%s", (source,))
@@ -759,7 +774,8 @@ class PostgresKB(KnowledgeBase):
     def remove(self, prefix):
         p = prefix.rstrip("/") + "/"
         with self._write() as cur:
-            cur.execute("delete from documents where source = %s or left(source, %s) = %s returning source", (prefix, len(p), p))
+            cur.execute("delete from documents where source = %s or left(source, %s) = %s returning source", (prefix,
+                    len(p), p))
             return [r[0] for r in cur.fetchall()]
 
     def missing_count(self):
@@ -768,7 +784,8 @@ class PostgresKB(KnowledgeBase):
 
     def missing_vectors(self, limit=256):
         if not self._has_vec_col(): return [tuple(r) for r in self._q("select id, text from chunks order by id limit %s", (limit,))]
-        return [tuple(r) for r in self._q("select id, text from chunks where embedding is null order by id limit %s", (limit,))]
+        return [tuple(r) for r in self._q("select id, text from chunks where embedding is null order by id limit %s",
+                                          (limit,))]
 
     def set_vectors(self, pairs):
         "Store vectors for existing chunks: one binary COPY into a temporary table, then one UPDATE."
@@ -794,7 +811,8 @@ class PostgresKB(KnowledgeBase):
                 "index_bytes": {"text": one("select pg_table_size('chunks')"),
                                 "keyword": one("select pg_total_relation_size('chunk_terms')"),
                                 "vector": one("select coalesce(pg_relation_size(to_regclass('chunks_hnsw')), 0)"),
-                                "metadata": one("select pg_relation_size('chunks_meta')"), "embedding_cache": one("select pg_total_relation_size('embed_cache')")},
+                                "metadata": one("select pg_relation_size('chunks_meta')"),
+                                        "embedding_cache": one("select pg_total_relation_size('embed_cache')")},
                 "fields": sorted(self.fields())}
 
 # %% ../../nbs/rag/30_kb.ipynb #4d7800df

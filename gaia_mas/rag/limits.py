@@ -100,7 +100,8 @@ class _Counted:
         return msg
 
     async def _answer(self, status:int, error:str) -> dict:
-        if not self.started: self.answered = True; await send_json(self.send, status, error_body(self.scope, status, error))
+        if not self.started: self.answered = True; await send_json(self.send, status, error_body(self.scope, status,
+                                                                                                 error))
         log.info("request refused with %s after %s body bytes", status, self.seen)
         return {"type": "http.disconnect"}
 

@@ -16,12 +16,18 @@ __all__ = ['stand_in_tools', 'example_tools', 'RagScriptedModel', 'scripted_rag_
 
 # %% ../../nbs/rag/36_scripted.ipynb #78a091d3
 _STAND_IN = [
-    ("circuit-breakers.md § Overview", "A circuit breaker stops calls to a failing downstream service so that callers fail fast instead of waiting on timeouts. It wraps remote calls and counts failures."),
-    ("circuit-breakers.md § States", "A circuit breaker has three states: closed (calls pass and failures are counted), open (calls fail immediately) and half-open (a few trial calls test whether the service recovered)."),
-    ("circuit-breakers.md § Half-open state", "After a cool-down the breaker goes half-open; if the trial calls succeed it closes again, otherwise it reopens."),
-    ("circuit-breakers.md § Implementation", "To implement a circuit breaker in microservices, wrap each client call, keep a failure counter per dependency, open after a threshold and expose metrics. Example:\n```python\nbreaker = CircuitBreaker(fail_max=5, reset_timeout=30)\n@breaker\ndef call_inventory(): return http.get(INVENTORY_URL, timeout=2)\n```"),
-    ("load-balancing.md § Overview", "A load balancer spreads requests across healthy instances of a service, using round robin, least connections or hashing, and removes instances that fail health checks."),
-    ("retries.md § Backoff", "Retries with exponential backoff and jitter absorb transient failures; combined with a circuit breaker they avoid hammering a service that is down."),
+    ("circuit-breakers.md § Overview",
+     "A circuit breaker stops calls to a failing downstream service so that callers fail fast instead of waiting on timeouts. It wraps remote calls and counts failures."),
+    ("circuit-breakers.md § States",
+     "A circuit breaker has three states: closed (calls pass and failures are counted), open (calls fail immediately) and half-open (a few trial calls test whether the service recovered)."),
+    ("circuit-breakers.md § Half-open state",
+     "After a cool-down the breaker goes half-open; if the trial calls succeed it closes again, otherwise it reopens."),
+    ("circuit-breakers.md § Implementation",
+     "To implement a circuit breaker in microservices, wrap each client call, keep a failure counter per dependency, open after a threshold and expose metrics. Example:\n```python\nbreaker = CircuitBreaker(fail_max=5, reset_timeout=30)\n@breaker\ndef call_inventory(): return http.get(INVENTORY_URL, timeout=2)\n```"),
+    ("load-balancing.md § Overview",
+     "A load balancer spreads requests across healthy instances of a service, using round robin, least connections or hashing, and removes instances that fail health checks."),
+    ("retries.md § Backoff",
+     "Retries with exponential backoff and jitter absorb transient failures; combined with a circuit breaker they avoid hammering a service that is down."),
 ]
 
 def stand_in_tools() -> list:
@@ -30,9 +36,11 @@ def stand_in_tools() -> list:
     def find(query:str, k:int=5) -> str:
         words = set(re.findall(r"\w{4,}", query.lower()))
         ranked = sorted(_STAND_IN, key=lambda p: -len(words & set(re.findall(r"\w{4,}", p[1].lower() + p[0].lower()))))
-        return json.dumps([{"citation": c, "text": t} for c, t in ranked[:k] if words & set(re.findall(r"\w{4,}", (t + c).lower()))])
+        return json.dumps([{"citation": c, "text": t} for c, t in ranked[:k] if words & set(re.findall(r"\w{4,}",
+                (t + c).lower()))])
     return [StructuredTool.from_function(find, name=n, description=f"{d} search over the document collection.")
-            for n, d in (("retrieve_tool", "Semantic"), ("keyword_search_tool", "Keyword"), ("hybrid_search_tool", "Hybrid"))]
+            for n, d in (("retrieve_tool", "Semantic"), ("keyword_search_tool", "Keyword"), ("hybrid_search_tool",
+                                                                                             "Hybrid"))]
 
 def example_tools(llm=None, # the model of `summarize_tool`; no summarize tool if None
                  ) -> list:
@@ -44,16 +52,19 @@ def example_tools(llm=None, # the model of `summarize_tool`; no summarize tool i
     return make_rag_tools(sample_kb(), llm=llm)
 
 # %% ../../nbs/rag/36_scripted.ipynb #9466af57
-_ROLES = (("research agent", "research"), ("analysis agent", "analysis"), ("synthesis agent", "synthesis"), ("evaluator agent", "evaluator"),
+_ROLES = (("research agent", "research"), ("analysis agent", "analysis"), ("synthesis agent", "synthesis"),
+          ("evaluator agent", "evaluator"),
           ("combining supervisor", "combine"), ("supervisor agent", "supervisor"), ("condensing step", "condense"),
-          ("structured rag", "structured_rag"), ("agentic rag", "agentic_rag"), ("pattern selector", "selector"), (" worker", "worker"),
+          ("structured rag", "structured_rag"), ("agentic rag", "agentic_rag"), ("pattern selector", "selector"),
+                  (" worker", "worker"),
           ("you condense retrieved passages", "condense"), ("you merge partial summaries", "condense"))
 _STOP = set("what which when where does with from that this have about into your their there these those how why the and for are "
             "explain compare between using give show tell".split())
 
 def _stem(w:str) -> str: return re.sub(r"(ing|ed|ery|ies|es|s|y)$", "", w) if len(w) > 5 else w
 
-def _words(text:str) -> set[str]: return {_stem(w) for w in re.findall(r"[a-z][a-z]{2,}", text.lower()) if w not in _STOP}
+def _words(text:str) -> set[str]: return {_stem(w) for w in re.findall(r"[a-z][a-z]{2,}",
+                                                                       text.lower()) if w not in _STOP}
 
 def _docs(docs:str) -> list[tuple[str, str]]:
     "(citation, text) of each `[citation] text` passage of a Documents section."
@@ -71,7 +82,8 @@ def _best(docs:str, question:str, n:int=3) -> list[str]:
     for cit, text in _docs(docs):
         sents = [x for x in re.split(r"(?<=[.!?])\s+", text.split("```")[0]) if x.strip()] or [text]
         s = max(sents, key=lambda x: len(_words(x) & _words(question)))
-        out.append((2 * len(_words(s) & _words(question)) + len(_words(text) & _words(question)), f"{s.strip()} [{cit}]"))
+        out.append((2 * len(_words(s) & _words(question)) + len(_words(text) & _words(question)),
+                    f"{s.strip()} [{cit}]"))
     return [s for k, s in sorted(out, key=lambda x: -x[0]) if k][:n]
 
 # %% ../../nbs/rag/36_scripted.ipynb #e140eb17
@@ -80,7 +92,8 @@ def _follow_up(q:str, turns:str) -> str:
     last = [l[3:] for l in turns.splitlines() if l.startswith("Q: ")]
     pron = r"\b(it|this|that|they|them)\b"
     if not last or not re.search(pron, q, re.I): return q
-    topic = re.sub(r"^(what|who|how|why|explain|describe|compare|tell me about)\b(\s+(is|are|does|do))?\s*", "", last[-1].strip(), flags=re.I).rstrip("?")
+    topic = re.sub(r"^(what|who|how|why|explain|describe|compare|tell me about)\b(\s+(is|are|does|do))?\s*", "",
+                   last[-1].strip(), flags=re.I).rstrip("?")
     return re.sub(r"^(and|but|so)\s+", "", re.sub(pron, topic, q, count=1, flags=re.I), flags=re.I).capitalize()
 
 def _worker_reply(kind:str, s:dict) -> dict:
@@ -160,7 +173,8 @@ def _agentic_reply(messages) -> AIMessage:
     "The ReAct agent: one search, then an answer from what it read."
     q = str(next(m.content for m in messages if isinstance(m, HumanMessage)))
     tool_out = [m for m in messages if isinstance(m, ToolMessage)]
-    if not tool_out: return AIMessage("", tool_calls=[{"name": "hybrid_search_tool", "args": {"query": q}, "id": "call_search_1"}])
+    if not tool_out: return AIMessage("", tool_calls=[{"name": "hybrid_search_tool", "args": {"query": q},
+                                                       "id": "call_search_1"}])
     docs = "\n\n".join(f"[{p['citation']}] {p['text']}" for out in tool_out for p in passages(out))
     pts = _best(docs, q, 4)
     return AIMessage(" ".join(pts) or "The collection does not answer this question.")

@@ -34,7 +34,8 @@ MAX_QUESTION = 4000  # characters in a question
 MAX_BODY = 64_000  # bytes in a request body
 MAX_CONCURRENCY = 256  # requests a `serve` process handles at once; more get a 503 at once rather than queueing without end
 SESSION_RE = r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$"
-ROUTE_HOOKS = [add_openai_routes, add_document_routes, add_chat_page]  # `(app, auth, run, stream)`: more routes on the same service
+ROUTE_HOOKS = [add_openai_routes, add_document_routes,
+               add_chat_page]  # `(app, auth, run, stream)`: more routes on the same service
 
 # %% ../../nbs/rag/39_service.ipynb #ebb7dc07
 def _check_question(v:str) -> str:
@@ -46,7 +47,8 @@ def _check_question(v:str) -> str:
 
 class ChatRequest(BaseModel):
     "The body of `POST /multiagent/{pattern}/chat`."
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"question": "What is a circuit breaker?", "session_id": "session_123"}]})
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"question": "What is a circuit breaker?",
+                                                                               "session_id": "session_123"}]})
     question: str = Field(min_length=1, max_length=MAX_QUESTION, description="the question, 1 to 4,000 characters")
     session_id: str = Field(default_factory=lambda: uuid.uuid4().hex, pattern=SESSION_RE,
                             description="the conversation: a follow-up in the same session sees the earlier turns; a new one if left out")
@@ -54,7 +56,8 @@ class ChatRequest(BaseModel):
 
 class AutoChatRequest(ChatRequest):
     "The body of `POST /multiagent/chat`: the model picks the pattern unless `auto_select_pattern` is false."
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"question": "What is a circuit breaker?", "session_id": "session_123", "auto_select_pattern": True}]})
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"question": "What is a circuit breaker?",
+            "session_id": "session_123", "auto_select_pattern": True}]})
     auto_select_pattern: StrictBool = Field(True, description="let the model choose the pattern (the default)")
     pattern: Optional[Pattern] = Field(None, description="the pattern to run when `auto_select_pattern` is false")
 
@@ -62,7 +65,8 @@ class AutoChatRequest(ChatRequest):
 class _Meta(BaseModel):
     model_config = ConfigDict(extra="allow")
     total_time: Optional[float] = Field(None, description="seconds the whole request took")
-    history: Optional[dict] = Field(None, description="the earlier turns the models saw: turns_kept, turns_summarized or "
+    history: Optional[dict] = Field(None,
+                                    description="the earlier turns the models saw: turns_kept, turns_summarized or "
                                     "turns_dropped (to fit the token budget), turns_expired, tokens")
 
 class SequentialMetadata(_Meta):
@@ -83,8 +87,10 @@ class ChatResponse(BaseModel):
     pattern: Pattern
     metadata: _Meta
     session_id: str
-    citations: list[str] = Field(default_factory=list, description="the documents the answer used, e.g. 'circuit-breakers.md § Half-open state'")
-    citation_details: Optional[list[dict]] = Field(None, description="each citation with its source, section, page and character span")
+    citations: list[str] = Field(default_factory=list,
+            description="the documents the answer used, e.g. 'circuit-breakers.md § Half-open state'")
+    citation_details: Optional[list[dict]] = Field(None,
+            description="each citation with its source, section, page and character span")
 
 class SequentialResponse(ChatResponse):
     pattern: Literal["sequential"] = "sequential"
@@ -117,7 +123,8 @@ def _shape(result:dict, # what the system returned
            model:type[BaseModel], # the response model
           ) -> dict:
     "Keep the fields of `model` from a result, validated."
-    return model.model_validate({k: v for k, v in result.items() if k in model.model_fields}).model_dump(exclude_none=True)
+    return model.model_validate({k: v for k,
+                                 v in result.items() if k in model.model_fields}).model_dump(exclude_none=True)
 
 # %% ../../nbs/rag/39_service.ipynb #bf26e6ce
 def _api_key_check(api_key:Optional[str]) -> Callable:
@@ -149,7 +156,8 @@ def _add_error_handling(app:FastAPI, max_body:int):
         request.state.request_id = given if _RID_RE.fullmatch(given) else uuid.uuid4().hex[:16]
         try:
             response = await call_next(request)
-            log.info("%s %s %s %.3fs request_id=%s", request.method, request.url.path, response.status_code, time.monotonic() - t0, _rid(request))
+            log.info("%s %s %s %.3fs request_id=%s", request.method, request.url.path, response.status_code,
+                     time.monotonic() - t0, _rid(request))
         except TimeoutError:
             log.error("request %s %s timed out (request id %s)", request.method, request.url.path, _rid(request))
             return _error(request, 504, f"the request took over {request.app.state.request_timeout:g}s and was stopped")
@@ -162,7 +170,8 @@ def _add_error_handling(app:FastAPI, max_body:int):
     @app.exception_handler(RequestValidationError)
     async def invalid(request:Request, exc:RequestValidationError):
         fields = sorted({".".join(str(p) for p in e["loc"][1:]) or "body" for e in exc.errors()})
-        return _error(request, 422, f"invalid request: {', '.join(fields)}", detail=jsonable_encoder(exc.errors(), exclude={"input", "ctx", "url"}))
+        return _error(request, 422, f"invalid request: {', '.join(fields)}", detail=jsonable_encoder(exc.errors(),
+                exclude={"input", "ctx", "url"}))
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request:Request, exc:StarletteHTTPException):
@@ -223,7 +232,8 @@ async def _stream(request:Request, question:str, session_id:str, pattern:str, mo
         yield fmt("error", {"error": e.detail, "status": e.status_code, "request_id": _rid(request)})
     except Exception as e:
         log.exception("stream %s failed (request id %s)", request.url.path, _rid(request))
-        msg = "timed out" if isinstance(e, TimeoutError) else "internal error: the request failed; quote the request id when reporting it"
+        msg = "timed out" if isinstance(e,
+                TimeoutError) else "internal error: the request failed; quote the request id when reporting it"
         yield fmt("error", {"error": msg, "request_id": _rid(request)})
 
 def _streaming(request:Request, *args) -> StreamingResponse:
@@ -234,14 +244,16 @@ def _streaming(request:Request, *args) -> StreamingResponse:
 def _add_chat_routes(app:FastAPI, auth:Callable):
     "The three pattern endpoints, auto-selection, and a `/stream` twin of each."
     for pattern in PATTERN_NAMES: _add_pattern_routes(app, auth, pattern)
-    sse = {"content": {"text/event-stream": {}}, "description": "server-sent events: `node` per finished node, then `answer`"}
+    sse = {"content": {"text/event-stream": {}},
+           "description": "server-sent events: `node` per finished node, then `answer`"}
 
     @app.post("/multiagent/chat", response_model=AutoResponse, response_model_exclude_none=True, tags=["chat"],
               dependencies=[Depends(auth)], summary="Answer with the pattern the model picks (or the one given)")
     async def chat(body:AutoChatRequest, request:Request):
         return _shape(await _run(request, body.question, body.session_id, _auto(body)), AutoResponse)
 
-    @app.post("/multiagent/chat/stream", tags=["stream"], dependencies=[Depends(auth)], response_class=StreamingResponse,
+    @app.post("/multiagent/chat/stream", tags=["stream"], dependencies=[Depends(auth)],
+              response_class=StreamingResponse,
               responses={200: sse}, summary="Auto-selected pattern, streamed")
     async def chat_stream(body:AutoChatRequest, request:Request):
         return _streaming(request, body.question, body.session_id, _auto(body), AutoResponse)
@@ -260,9 +272,11 @@ def _add_pattern_routes(app:FastAPI, auth:Callable, pattern:str):
         return _shape(await _run(request, body.question, body.session_id, pattern), model)
     async def stream(body:ChatRequest, request:Request):
         return _streaming(request, body.question, body.session_id, pattern, model)
-    app.post(f"/multiagent/{pattern}/chat", response_model=model, response_model_exclude_none=True, tags=["chat"], dependencies=[Depends(auth)],
+    app.post(f"/multiagent/{pattern}/chat", response_model=model, response_model_exclude_none=True, tags=["chat"],
+             dependencies=[Depends(auth)],
              summary=f"Answer with the {pattern} workflow", operation_id=f"{pattern}_chat")(chat)
-    app.post(f"/multiagent/{pattern}/chat/stream", tags=["stream"], dependencies=[Depends(auth)], response_class=StreamingResponse,
+    app.post(f"/multiagent/{pattern}/chat/stream", tags=["stream"], dependencies=[Depends(auth)],
+             response_class=StreamingResponse,
              responses={200: {"content": {"text/event-stream": {}}}}, summary=f"The {pattern} workflow, streamed",
              operation_id=f"{pattern}_chat_stream")(stream)
 
@@ -273,7 +287,8 @@ def _default_health(system:Any) -> dict:
     if kb is None: return {"reachable": None}
     stats = getattr(kb, "stats", None)
     out = stats() if callable(stats) else {}
-    return {"reachable": True, **{k: v for k, v in dict(out).items() if k in ("backend", "documents", "chunks", "vectors", "embedding_model")}}
+    return {"reachable": True, **{k: v for k, v in dict(out).items() if k in ("backend", "documents", "chunks",
+                                                                              "vectors", "embedding_model")}}
 
 def _add_health(app:FastAPI, health:Optional[Callable]):
     @app.get("/health", tags=["service"], summary="Is the knowledge base reachable, how big is it, which models answer")
@@ -368,7 +383,8 @@ def cmd_serve(args:Any) -> int:
         print("gaia-mas serve: warning: a key given with --api-key shows in `ps`; "
               "use $GAIA_MAS_API_KEY or --api-key-file", file=sys.stderr)
     if key: os.environ["GAIA_MAS_API_KEY"] = key
-    host, port, workers = getattr(args, "host", "127.0.0.1"), getattr(args, "port", 8000), getattr(args, "workers", 1) or 1
+    host, port, workers = getattr(args, "host", "127.0.0.1"), getattr(args, "port", 8000), getattr(args, "workers",
+                                                                                                   1) or 1
     print(f"gaia-mas serve: http://{host}:{port}/docs (sessions: {_sessions_kind(settings['sessions'])}, workers: {workers})", flush=True)
     verbose = bool(getattr(args, "verbose", 0))
     uvicorn.run("gaia_mas.rag.service:app_from_env", factory=True, host=host, port=port, workers=workers,

@@ -16,7 +16,8 @@ __all__ = ['AGENT_ROLES', 'MAX_TOKENS', 'rag_llms', 'open_kb_for', 'make_rag_sys
            'build_system', 'preflight']
 
 # %% ../../nbs/rag/37_system.ipynb #74146c60
-AGENT_ROLES = ("research", "analysis", "synthesis", "evaluator", "structured_rag", "agentic_rag", "supervisor", "workers",
+AGENT_ROLES = ("research", "analysis", "synthesis", "evaluator", "structured_rag", "agentic_rag", "supervisor",
+               "workers",
                "selector")
 
 MAX_TOKENS = {"research": 256, "analysis": 512, "synthesis": 512, "evaluator": 384, "structured_rag": 512,
@@ -66,7 +67,8 @@ def make_rag_system(args:Any=None, # an argparse Namespace with the model option
     if tools is None:
         knowledge_base = knowledge_base if knowledge_base is not None else open_kb_for(opts)
         tools = make_rag_tools(knowledge_base, llm=_model(llm, "analysis"))
-    system = BoundedRagSystem(llm, tools, checkpointer, limits or Limits(), history_tokens=int(opts.get("history_tokens", 2000)),
+    system = BoundedRagSystem(llm, tools, checkpointer, limits or Limits(),
+                              history_tokens=int(opts.get("history_tokens", 2000)),
                               session_ttl=opts.get("session_ttl") or None)
     system.kb, system.provider = knowledge_base, opts.get("provider", "scripted")
     if knowledge_base is not None:  # citations a reader can follow: source, section, page, character span

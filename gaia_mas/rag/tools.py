@@ -48,14 +48,16 @@ def _metadata_tool(kb:KnowledgeBase, max_chars:int):
     def metadata_search_tool(filters:dict, query:str="", k:int=5) -> tuple[str, list]:
         try:
             k = max(1, min(int(k), 20))
-            hits = kb.search(query, mode="hybrid", k=k, filters=filters) if query.strip() else kb.filter_search(filters, k)
+            hits = kb.search(query, mode="hybrid", k=k, filters=filters) if query.strip() else kb.filter_search(filters,
+                                                                                                                k)
         except Exception as e: return f"metadata_search_tool failed: {e}. Fix the filters or try hybrid_search_tool.", []
         return format_hits(hits, max_chars), [h.to_dict() for h in hits]
     fields = ", ".join(sorted(kb.fields() - {"content_hash"})) or "none yet"
     desc = ("Find passages by metadata. `filters` maps a field to a value (equality; on tags: contains), a list (any of), "
             "or operators {'gte','gt','lte','lt','prefix','in','eq'}: e.g. {'team': 'payments', 'year': {'gte': 2022}}. "
             f"Optional `query` ranks the matches. Fields: {fields}.")
-    return StructuredTool.from_function(metadata_search_tool, name="metadata_search_tool", description=desc, response_format="content_and_artifact")
+    return StructuredTool.from_function(metadata_search_tool, name="metadata_search_tool", description=desc,
+                                        response_format="content_and_artifact")
 
 # %% ../../nbs/rag/32_tools.ipynb #731b6918
 def summarize(llm:BaseChatModel, # the chat model
@@ -95,11 +97,15 @@ def make_rag_tools(kb:KnowledgeBase, # the knowledge base to search
                   ) -> list[BaseTool]:
     "retrieve_tool, keyword_search_tool, metadata_search_tool, hybrid_search_tool and (with `llm`) summarize_tool."
     tools = [
-        _search_tool(kb, "retrieve_tool", "Semantic search: passages whose meaning is closest to `query`, with citations. "
+        _search_tool(kb, "retrieve_tool",
+                     "Semantic search: passages whose meaning is closest to `query`, with citations. "
                      "Optional `filters` restrict by metadata.", "semantic", "keyword_search_tool", max_chars),
-        _search_tool(kb, "keyword_search_tool", "Keyword (BM25) search for exact terms, names, numbers or error codes in `query`, "
+        _search_tool(kb, "keyword_search_tool",
+                     "Keyword (BM25) search for exact terms, names, numbers or error codes in `query`, "
                      "with citations. Optional `filters` restrict by metadata.", "keyword", "retrieve_tool", max_chars),
         _metadata_tool(kb, max_chars),
-        _search_tool(kb, "hybrid_search_tool", "Hybrid search: keyword and semantic results fused by rank, the best default, "
-                     "with citations. Optional `filters` restrict by metadata.", "hybrid", "keyword_search_tool", max_chars)]
+        _search_tool(kb, "hybrid_search_tool",
+                     "Hybrid search: keyword and semantic results fused by rank, the best default, "
+                     "with citations. Optional `filters` restrict by metadata.", "hybrid", "keyword_search_tool",
+                             max_chars)]
     return tools + ([_summarize_tool(llm)] if llm is not None else [])

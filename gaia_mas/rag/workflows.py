@@ -10,8 +10,10 @@ from typing import Any, AsyncIterator, Callable, Literal, Optional, Sequence
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
-from .agents import (CRITERIA, DEFAULT_WORKERS, WORKERS, AgenticRag, AnalysisAgent, EvaluatorAgent, ResearchAgent,
-                                 StructuredRag, SupervisorAgent, SynthesisAgent, Worker, ajson, cited, heuristic_scores, passages,
+from .agents import (CRITERIA, DEFAULT_WORKERS, WORKERS, AgenticRag, AnalysisAgent, EvaluatorAgent,
+                                 ResearchAgent,
+                                 StructuredRag, SupervisorAgent, SynthesisAgent, Worker, ajson, cited, heuristic_scores,
+                                         passages,
                                  rag_prompt, read_sections, request, standalone_question)
 from .state import Limits, MultiAgentState, create_initial_state
 from ..core.testing import ScriptedChatModel
@@ -33,14 +35,17 @@ PATTERNS = ("sequential", "parallel", "supervisor")
 # %% ../../nbs/rag/35_workflows.ipynb #80219992
 def _inp(state:dict) -> dict:
     "What an agent sees of the state."
-    return {k: state.get(k) for k in ("question", "session_id", "context", "history", "research_context", "analyzed_info",
-                                      "standalone_question", "candidate_answers", "worker_results", "workers_used", "task")}
+    return {k: state.get(k) for k in ("question", "session_id", "context", "history", "research_context",
+                                      "analyzed_info",
+                                      "standalone_question", "candidate_answers", "worker_results", "workers_used",
+                                              "task")}
 
 def _failed(step:str, e:Exception, then:str) -> dict:
     "Metadata for a step that failed (or ran out of time) and what was done instead."
     cut = isinstance(e, (TimeoutError, asyncio.TimeoutError))
     log.warning("%s failed (%s: %s); %s", step, type(e).__name__, e, then)
-    return {"fallbacks": [f"{step}: {type(e).__name__}: {e or 'timed out'}; {then}"], **({"cut_short": [step]} if cut else {})}
+    return {"fallbacks": [f"{step}: {type(e).__name__}: {e or 'timed out'}; {then}"],
+            **({"cut_short": [step]} if cut else {})}
 
 def _model(llm, role:str):
     "The model of `role` from one model or a dict of per-agent models (with an optional 'default')."
@@ -55,12 +60,14 @@ def research_node(agent:Callable) -> Callable:
         try: out = await agent(_inp(state))
         except Exception as e: out = {"error": f"Research failed: {type(e).__name__}: {e}", "metadata": {}}
         md = out.get("metadata", {})
-        meta = {"timings": {"research": md.get("retrieval_time", 0.0)}, "warnings": md.get("warnings", []), "errors": md.get("errors", []),
+        meta = {"timings": {"research": md.get("retrieval_time", 0.0)}, "warnings": md.get("warnings", []),
+                "errors": md.get("errors", []),
                 "research": {"search_strategy": out.get("search_strategy", ""), "doc_count": out.get("doc_count", 0),
                              "tools_used": md.get("tools_used", [])}, "research_context_count": out.get("doc_count", 0)}
         if out.get("error"): return {"error": out["error"], "metadata": meta}
         ctx = out["research_context"]
-        return {"research_context": ctx, "context": [*(state.get("context") or []), *ctx], "citations": out["citations"],
+        return {"research_context": ctx, "context": [*(state.get("context") or []), *ctx],
+                "citations": out["citations"],
                 "standalone_question": out["standalone_question"], "metadata": meta}
     return research
 
@@ -71,10 +78,13 @@ def analysis_node(agent:Callable) -> Callable:
         try: out = await agent(_inp(state))
         except Exception as e:
             return {"analyzed_info": "\n".join(state.get("research_context") or []),
-                    "metadata": {**_failed("analysis", e, "the raw research context is used"), "timings": {"analysis": round(time.monotonic() - t0, 3)}}}
+                    "metadata": {**_failed("analysis", e, "the raw research context is used"),
+                                 "timings": {"analysis": round(time.monotonic() - t0, 3)}}}
         md = out["metadata"]
-        return {"analyzed_info": out["analyzed_info"], "metadata": {"timings": {"analysis": md["analysis_time"]}, "analysis_time": md["analysis_time"],
-                "analysis": {"key_points": out["key_points"], "relationships": out["relationships"], "was_summarized": md["was_summarized"]}}}
+        return {"analyzed_info": out["analyzed_info"], "metadata": {"timings": {"analysis": md["analysis_time"]},
+                                                                    "analysis_time": md["analysis_time"],
+                "analysis": {"key_points": out["key_points"], "relationships": out["relationships"],
+                             "was_summarized": md["was_summarized"]}}}
     return analysis
 
 def synthesis_node(agent:Callable) -> Callable:
@@ -84,7 +94,8 @@ def synthesis_node(agent:Callable) -> Callable:
         try: out = await agent(_inp(state))
         except Exception as e:
             info, known = state.get("analyzed_info") or "", state.get("citations") or []
-            return {"final_answer": info, "citations": cited(info, known) or known, "metadata": {**_failed("synthesis", e, "the analyzed information is the answer"),
+            return {"final_answer": info, "citations": cited(info, known) or known, "metadata": {**_failed("synthesis",
+                    e, "the analyzed information is the answer"),
                     "timings": {"synthesis": round(time.monotonic() - t0, 3)}}}
         md = out["metadata"]
         return {"final_answer": out["final_answer"], "confidence": out["confidence"], "citations": out["citations"],
@@ -103,7 +114,8 @@ def finish(state:MultiAgentState) -> dict:
     turn = {"question": state["question"], "standalone": state.get("standalone_question") or state["question"],
             "answer": answer or (state.get("error") or ""), "pattern": state.get("pattern"),
             "citations": state.get("citations") or [], "at": time.time()}
-    return {"final_answer": answer, "history": [*(state.get("history") or []), turn], "iteration_count": (state.get("iteration_count") or 0) + 1,
+    return {"final_answer": answer, "history": [*(state.get("history") or []), turn],
+            "iteration_count": (state.get("iteration_count") or 0) + 1,
             "execution_time": round(time.time() - (state.get("started_at") or time.time()), 3)}
 
 # %% ../../nbs/rag/35_workflows.ipynb #ab3f8e5d
@@ -121,7 +133,8 @@ def sequential_workflow(llm, # one chat model, or a dict of models by agent name
     summarize = next((t for t in tools if t.name == "summarize_tool"), None)
     g = StateGraph(MultiAgentState)
     g.add_node("research", research_node(ResearchAgent(_model(llm, "research"), tools, limit=lim.llm_call)))
-    g.add_node("analysis", analysis_node(AnalysisAgent(_model(llm, "analysis"), summarize_tool=summarize, limit=lim.llm_call)))
+    g.add_node("analysis", analysis_node(AnalysisAgent(_model(llm, "analysis"), summarize_tool=summarize,
+                                                       limit=lim.llm_call)))
     g.add_node("synthesis", synthesis_node(SynthesisAgent(_model(llm, "synthesis"), limit=lim.llm_call)))
     g.add_node("finish", finish)
     g.add_edge(START, "research")
@@ -152,9 +165,11 @@ def branch_node(name:str, run:Callable, limit:float) -> Callable:
             cut = isinstance(e, (TimeoutError, asyncio.TimeoutError))
             msg = f"timed out after {lim:.1f}s" if cut and not str(e) else f"{type(e).__name__}: {e}"
             log.warning("parallel branch %s failed: %s", name, msg)
-            return {"metadata": {"branch_errors": {name: msg}, **({"cut_short": [name]} if cut else {}), "timings": {name: round(time.monotonic() - t0, 3)}}}
+            return {"metadata": {"branch_errors": {name: msg}, **({"cut_short": [name]} if cut else {}),
+                                 "timings": {name: round(time.monotonic() - t0, 3)}}}
         return {"candidate_answers": {name: out["answer"]},
-                "metadata": {"branch_citations": {name: out["citations"]}, "timings": {name: round(time.monotonic() - t0, 3)}}}
+                "metadata": {"branch_citations": {name: out["citations"]},
+                             "timings": {name: round(time.monotonic() - t0, 3)}}}
     return branch
 
 def research_branch(research:Callable, synthesis:Callable) -> Callable:
@@ -162,7 +177,8 @@ def research_branch(research:Callable, synthesis:Callable) -> Callable:
     async def run(inp:dict) -> dict:
         r = await research(inp)
         if r.get("error"): raise RuntimeError(r["error"])
-        s = await synthesis({**inp, "research_context": r["research_context"], "analyzed_info": "\n".join(r["research_context"]),
+        s = await synthesis({**inp, "research_context": r["research_context"],
+                             "analyzed_info": "\n".join(r["research_context"]),
                              "standalone_question": r["standalone_question"]})
         return {"answer": s["final_answer"], "citations": s["citations"]}
     return run
@@ -175,19 +191,24 @@ def evaluator_node(agent:Callable) -> Callable:
         try: out = await agent(_inp(state))
         except Exception as e:
             errs = "; ".join(f"{k}: {v}" for k, v in (md.get("branch_errors") or {}).items())
-            return {"error": f"No answer: {e}" + (f" ({errs})" if errs else ""), "metadata": {"timings": {"evaluator": round(time.monotonic() - t0, 3)}}}
+            return {"error": f"No answer: {e}" + (f" ({errs})" if errs else ""),
+                    "metadata": {"timings": {"evaluator": round(time.monotonic() - t0, 3)}}}
         pick = out["selected_agent"]
-        return {"selected_answer": out["selected_answer"], "selected_agent": pick, "evaluation_scores": out["evaluation_scores"],
+        return {"selected_answer": out["selected_answer"], "selected_agent": pick,
+                "evaluation_scores": out["evaluation_scores"],
                 "final_answer": out["selected_answer"], "citations": (md.get("branch_citations") or {}).get(pick, []),
-                "metadata": {"evaluation_reasoning": out["reasoning"], "criteria_used": out["metadata"]["criteria_used"],
-                             "criteria_scores": out["metadata"]["criteria_scores"], "timings": {"evaluator": out["metadata"]["evaluation_time"]}}}
+                "metadata": {"evaluation_reasoning": out["reasoning"],
+                             "criteria_used": out["metadata"]["criteria_used"],
+                             "criteria_scores": out["metadata"]["criteria_scores"],
+                                     "timings": {"evaluator": out["metadata"]["evaluation_time"]}}}
     return evaluator
 
 def rewrite_node(llm, limit:float=60) -> Callable:
     "The parallel workflow's entry: a follow-up made standalone for the branches (no call without earlier turns)."
     async def parallel_branch(state:MultiAgentState) -> dict:
         t0 = time.monotonic(); sq = await standalone_question(llm, _inp(state), limit=limit)
-        return {"standalone_question": sq, "metadata": {"timings": {"parallel_branch": round(time.monotonic() - t0, 3)}}}
+        return {"standalone_question": sq, "metadata": {"timings": {"parallel_branch": round(time.monotonic() - t0,
+                                                                                             3)}}}
     return parallel_branch
 
 def route_to_parallel_agents(state:MultiAgentState) -> list[str]:
@@ -223,12 +244,16 @@ def supervisor_node(plan:Callable, rewriter=None, limit:float=60) -> Callable:
         try: out = await plan(_inp(state))
         except Exception as e:
             ws = list(DEFAULT_WORKERS)
-            return {**sq, "supervisor_plan": f"Default plan (the supervisor failed): {', '.join(WORKERS[w] for w in ws)}.", "workers_used": ws,
-                    "worker_results": None, "metadata": {**_failed("supervisor", e, "the default workers run"), "planning_time": round(time.monotonic() - t0, 3),
+            return {**sq,
+                    "supervisor_plan": f"Default plan (the supervisor failed): {', '.join(WORKERS[w] for w in ws)}.",
+                            "workers_used": ws,
+                    "worker_results": None, "metadata": {**_failed("supervisor", e, "the default workers run"),
+                                                         "planning_time": round(time.monotonic() - t0, 3),
                                                          "tasks": {w: state.get("standalone_question") or state["question"] for w in ws},
                                                          "timings": {"supervisor": round(time.monotonic() - t0, 3)}}}
         t = round(time.monotonic() - t0, 3)
-        return {**sq, "supervisor_plan": out["supervisor_plan"], "workers_used": out["workers_used"], "worker_results": None,
+        return {**sq, "supervisor_plan": out["supervisor_plan"], "workers_used": out["workers_used"],
+                "worker_results": None,
                 "metadata": {"planning_time": t, "tasks": out["tasks"], "timings": {"supervisor": t}}}
     return supervisor
 
@@ -246,7 +271,8 @@ def worker_node(name:str, work:Callable) -> Callable:
         except Exception as e:
             cut = isinstance(e, (TimeoutError, asyncio.TimeoutError))
             return {"worker_results": {name: {"result": "", "error": f"{type(e).__name__}: {e}"}},
-                    "metadata": {"worker_errors": {name: f"{type(e).__name__}: {e}"}, **({"cut_short": [name]} if cut else {}),
+                    "metadata": {"worker_errors": {name: f"{type(e).__name__}: {e}"},
+                                 **({"cut_short": [name]} if cut else {}),
                                  "timings": {name: round(time.monotonic() - t0, 3)}}}
         return {"worker_results": {name: out}, "metadata": {"timings": {name: round(time.monotonic() - t0, 3)}}}
     return worker
@@ -264,9 +290,11 @@ def combine_node(combine:Callable) -> Callable:
             note = f"\n\nMissing: {', '.join(WORKERS.get(w, w) for w in missing)} failed." if missing else ""
             cits = list(dict.fromkeys(c for r in res.values() for c in r.get("citations", [])))
             return {"combined_result": joined, "final_answer": (joined + note).strip(), "citations": cits,
-                    "metadata": {**_failed("combine", e, "the workers' results, joined, are the answer"), "missing_workers": missing,
+                    "metadata": {**_failed("combine", e, "the workers' results, joined, are the answer"),
+                                 "missing_workers": missing,
                                  "timings": {"combine": round(time.monotonic() - t0, 3)}}}
-        return {"combined_result": out["combined_result"], "final_answer": out["final_answer"], "citations": out["citations"],
+        return {"combined_result": out["combined_result"], "final_answer": out["final_answer"],
+                "citations": out["citations"],
                 "metadata": {"missing_workers": missing, "timings": {"combine": round(time.monotonic() - t0, 3)}}}
     return combine_
 
@@ -314,7 +342,8 @@ SELECTOR_SCHEMA = {"pattern": Literal["sequential", "parallel", "supervisor"], "
 async def aselect_pattern(question:str, llm, limit:float=30) -> tuple[str, str]:
     "(pattern, reasoning): the model's choice, or the rule-based one when it fails."
     try:
-        out = await ajson(llm, [SystemMessage(rag_prompt("select_pattern")), HumanMessage(request(question=question))], SELECTOR_SCHEMA, "selector", limit)
+        out = await ajson(llm, [SystemMessage(rag_prompt("select_pattern")), HumanMessage(request(question=question))],
+                          SELECTOR_SCHEMA, "selector", limit)
         p = out["pattern"].strip().lower()
         if p in PATTERNS: return p, out["reasoning"]
         raise ValueError(f"unknown pattern {p!r}")
@@ -334,14 +363,16 @@ def _timing(md:dict, key:str) -> float: return round(float((md.get("timings") or
 def make_response(pattern:str, state:dict, total:float, session_id:str, reasoning:Optional[str]=None) -> dict:
     "The API response of a finished run, with the spec's fields for `pattern`."
     md = state.get("metadata") or {}
-    extra = {k: md[k] for k in ("timings", "cut_short", "fallbacks", "errors", "warnings", "branch_errors", "worker_errors", "missing_workers") if md.get(k)}
+    extra = {k: md[k] for k in ("timings", "cut_short", "fallbacks", "errors", "warnings", "branch_errors",
+                                "worker_errors", "missing_workers") if md.get(k)}
     if state.get("error"): extra["error"] = state["error"]
     if (sq := state.get("standalone_question")) and sq.strip() != (state.get("question") or "").strip(): extra["standalone_question"] = sq
     meta = {"total_time": round(total, 3), **extra}
     answer = state.get("final_answer") or (f"No answer: {state['error']}" if state.get("error") else "")
     r = {"answer": answer, "pattern": pattern}
     if pattern == "sequential":
-        meta = {"research_context_count": len(state.get("research_context") or []), "analysis_time": _timing(md, "analysis"),
+        meta = {"research_context_count": len(state.get("research_context") or []), "analysis_time": _timing(md,
+                "analysis"),
                 "synthesis_time": _timing(md, "synthesis"), **meta}
     elif pattern == "parallel":
         r |= {"selected_agent": state.get("selected_agent"), "evaluation_scores": state.get("evaluation_scores") or {}}
@@ -386,7 +417,8 @@ class RagSystem:
         return await self.history(session_id), None
 
 # %% ../../nbs/rag/35_workflows.ipynb #bdd45dba
-ANSWER_NODES = {"sequential": "synthesis", "supervisor": "combine"}  # the node whose model writes the answer (parallel picks one after)
+ANSWER_NODES = {"sequential": "synthesis",
+                "supervisor": "combine"}  # the node whose model writes the answer (parallel picks one after)
 
 def _json_string(body:str) -> tuple[str, bool]:
     "The decoded start of a JSON string's body, and whether it closed; an escape cut in half waits for its end."
@@ -413,8 +445,10 @@ class AnswerTokens:
 def _check(question:str, session_id:str, pattern:str) -> None:
     "A `ValueError` naming what is wrong with a request."
     if not isinstance(question, str) or not question.strip(): raise ValueError("question: give a non-empty question.")
-    if not isinstance(session_id, str) or not session_id.strip(): raise ValueError("session_id: give a non-empty session id.")
-    if pattern not in (*PATTERNS, "auto"): raise ValueError(f"pattern: {pattern!r} is not one of {', '.join((*PATTERNS, 'auto'))}.")
+    if not isinstance(session_id,
+                      str) or not session_id.strip(): raise ValueError("session_id: give a non-empty session id.")
+    if pattern not in (*PATTERNS,
+            "auto"): raise ValueError(f"pattern: {pattern!r} is not one of {', '.join((*PATTERNS, 'auto'))}.")
 
 def salvage(state:dict, what:str) -> dict:
     "A run stopped by its total time limit: the best partial answer it had, or an error naming the limit."
@@ -447,13 +481,15 @@ async def astream(self:RagSystem, question:str, session_id:str, pattern:str="aut
     _check(question, session_id, pattern); t0, reasoning = time.monotonic(), None
     if pattern == "auto":
         pattern, reasoning = await aselect_pattern(question, _model(self.llm, "selector"), self.limits.llm_call)
-        yield {"event": "node", "node": "select_pattern", "elapsed": round(time.monotonic() - t0, 3), "pattern": pattern}
+        yield {"event": "node", "node": "select_pattern", "elapsed": round(time.monotonic() - t0, 3),
+               "pattern": pattern}
     graph, cfg, total = self.graphs[pattern], self.config(session_id, pattern), self.limits.total(pattern)
     history, fitted = await self.recall(session_id)
     state = {**create_initial_state(question, session_id, pattern), "history": history, "started_at": time.time()}
     final, cut, queue = state, [], asyncio.Queue()
     modes, answer = ("updates", "values", "messages") if tokens else ("updates", "values"), AnswerTokens()
-    task = asyncio.create_task(_pump(graph, state, cfg, total, queue, modes))  # the run has its own context: the deadline stays inside it
+    task = asyncio.create_task(_pump(graph, state, cfg, total, queue,
+                                     modes))  # the run has its own context: the deadline stays inside it
     hard = time.monotonic() + total + 1.0
     try:
         while (item := await asyncio.wait_for(queue.get(), max(0.01, hard - time.monotonic()))) is not None:
