@@ -284,75 +284,92 @@ def _kb_option(p):
     p.add_argument("--embeddings-url", help="an OpenAI-compatible embeddings server, e.g. http://127.0.0.1:8080/v1 "
                    "(default $GAIA_MAS_EMBEDDINGS_BASE_URL; key $GAIA_MAS_EMBEDDINGS_API_KEY, else $OPENAI_API_KEY)")
 
-def add_rag_parsers(sub) -> None:
-    "Add `rag ingest|rm|search|stats|ask|sessions` and `serve` to the subparsers `sub`."
-    from gaia_mas.core.settings import add_model_options
-    rag = sub.add_parser("rag",
-            help="the document knowledge base and its question answering").add_subparsers(dest="rag_command",
-                                                                                          required=True)
+def _verbose(p):
+    p.add_argument("-v", "--verbose", action="store_true", help="tracebacks, and gaia_mas's logs")
+
+def _ingest_parsers(rag) -> None:
+    "`rag ingest` and `rag embed`: text first, vectors now or later."
     i = rag.add_parser("ingest",
                        help="add files and folders (PDF, Word, PowerPoint, Excel, HTML, Markdown, text, CSV, JSON)")
-    i.add_argument("paths", nargs="+", metavar="PATH"); _kb_option(i)
+    i.add_argument("paths", nargs="+", metavar="PATH"); _kb_option(i); _verbose(i)
     i.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE",
                    help="a tag for every chunk, e.g. --meta team=payments (repeatable)")
-    i.add_argument("--no-progress", action="store_true", help="no progress bar"); i.add_argument("--json",
-            action="store_true", help="print the report as JSON")
+    i.add_argument("--no-progress", action="store_true", help="no progress bar")
+    i.add_argument("--json", action="store_true", help="print the report as JSON")
     i.add_argument("--follow-links", action="store_true", help="also ingest links leading out of the folders")
     i.add_argument("--no-embed", action="store_true",
                    help="store the text only (keyword search); add vectors later with `rag embed`")
     i.set_defaults(func=guarded(cmd_ingest))
     e = rag.add_parser("embed", help="add the vectors that chunks are missing (after --no-embed or a stopped run)")
-    _kb_option(e)
-    e.add_argument("--no-progress", action="store_true",
-                   help="no progress bar"); e.set_defaults(func=guarded(cmd_embed))
-    r = rag.add_parser("rm", help="remove a source, or every source under a folder"); r.add_argument("paths", nargs="+",
-            metavar="PATH"); _kb_option(r); r.set_defaults(func=guarded(cmd_rm))
-    s = rag.add_parser("search", help="ranked passages with citations"); s.add_argument("query"); _kb_option(s)
+    _kb_option(e); _verbose(e)
+    e.add_argument("--no-progress", action="store_true", help="no progress bar")
+    e.set_defaults(func=guarded(cmd_embed))
+
+def _query_parsers(rag) -> None:
+    "`rag rm`, `rag search` and `rag stats`."
+    r = rag.add_parser("rm", help="remove a source, or every source under a folder")
+    r.add_argument("paths", nargs="+", metavar="PATH"); _kb_option(r); _verbose(r); r.set_defaults(func=guarded(cmd_rm))
+    s = rag.add_parser("search", help="ranked passages with citations")
+    s.add_argument("query"); _kb_option(s); _verbose(s)
     s.add_argument("--mode", choices=["keyword", "semantic", "hybrid"], default="hybrid", help="default hybrid")
     s.add_argument("--filter", action="append", default=[], metavar="EXPR",
                    help="key=value, key=a,b, key>=v, key<=v, key^=prefix (repeatable)")
-    s.add_argument("--k", type=int, default=5, help="how many passages (default 5)"); s.add_argument("--width",
-            type=int, default=300, help="characters of each passage shown")
+    s.add_argument("--k", type=int, default=5, help="how many passages (default 5)")
+    s.add_argument("--width", type=int, default=300, help="characters of each passage shown")
     s.add_argument("--json", action="store_true",
-            help="one JSON object per hit: source, score, citation, text, metadata"); s.set_defaults(func=guarded(cmd_search))
-    t = rag.add_parser("stats", help="documents, chunks, index size and embedding model"); _kb_option(t)
+                   help="one JSON object per hit: source, score, citation, text, metadata")
+    s.set_defaults(func=guarded(cmd_search))
+    t = rag.add_parser("stats", help="documents, chunks, index size and embedding model"); _kb_option(t); _verbose(t)
     t.add_argument("--json", action="store_true"); t.set_defaults(func=guarded(cmd_stats))
-    for q in (i, e, r, s, t):
-        q.add_argument("-v", "--verbose", action="store_true", help="tracebacks, and gaia_mas's logs")
-    a = rag.add_parser("ask",
-            help="answer a question from the knowledge base with a multi-agent workflow"); a.add_argument("question")
+
+def _ask_parser(rag, add_model_options) -> None:
+    "`rag ask`: one question through a workflow."
+    a = rag.add_parser("ask", help="answer a question from the knowledge base with a multi-agent workflow")
+    a.add_argument("question"); _kb_option(a)
     a.add_argument("--pattern", choices=["sequential", "parallel", "supervisor", "auto"], default="auto")
-    a.add_argument("--session-id", help="continue a conversation"); _kb_option(a); a.add_argument("--json",
-                                                                                                  action="store_true")
+    a.add_argument("--session-id", help="continue a conversation"); a.add_argument("--json", action="store_true")
     _session_options(a); add_model_options(a); a.set_defaults(func=guarded(cmd_rag_ask))
+
+def _serve_parser(sub, add_model_options) -> None:
+    "`serve`: the HTTP service."
     v = sub.add_parser("serve", help="the RAG HTTP API")
     v.add_argument("--host", default="127.0.0.1"); v.add_argument("--port", type=int, default=8000); _kb_option(v)
-    v.add_argument("--workers", type=int, default=1); v.add_argument("--api-key",
-                                                                     default=os.environ.get("GAIA_MAS_API_KEY"),
+    v.add_argument("--workers", type=int, default=1)
+    v.add_argument("--api-key", default=os.environ.get("GAIA_MAS_API_KEY"),
                    help="required API key (default $GAIA_MAS_API_KEY; given here it shows in `ps`: "
                         "prefer the variable or --api-key-file)")
     v.add_argument("--api-key-file", type=Path, help="a file holding the required API key")
-    v.add_argument("--sessions",
-            help="checkpointer URL for conversations (default: the KB's Postgres, else a SQLite file beside the KB)")
+    v.add_argument("--sessions", help="checkpointer URL for conversations "
+                                      "(default: the KB's Postgres, else a SQLite file beside the KB)")
     v.add_argument("--max-upload-mb", type=float, default=25,
                    help="megabytes in one file uploaded to POST /kb/documents (default 25)")
-    _session_options(v)
-    ss = rag.add_parser("sessions",
-            help="list the conversations kept, or prune the idle ones").add_subparsers(dest="sessions_command",
-                                                                                       required=True)
-    for name, what in (("list", "the sessions, most recent first, and the store's size"), ("prune",
-            "delete idle sessions, keep each one's latest checkpoint")):
+    _session_options(v); add_model_options(v); v.set_defaults(func=cmd_serve)
+
+def _sessions_parsers(rag) -> None:
+    "`rag sessions list|prune`."
+    ss = rag.add_parser("sessions", help="list the conversations kept, or prune the idle ones")
+    ss = ss.add_subparsers(dest="sessions_command", required=True)
+    for name, what in (("list", "the sessions, most recent first, and the store's size"),
+                       ("prune", "delete idle sessions, keep each one's latest checkpoint")):
         q = ss.add_parser(name, help=what); q.set_defaults(func=guarded(cmd_sessions))
-        q.add_argument("--kb",
-                       help="the knowledge base whose sessions are meant (default $GAIA_MAS_KB or the cache folder's)")
-        q.add_argument("--sessions", help="checkpointer URL (default: as for serve)"); q.add_argument("--json",
-                action="store_true")
+        q.add_argument("--kb", help="the knowledge base whose sessions are meant "
+                                    "(default $GAIA_MAS_KB or the cache folder's)")
+        q.add_argument("--sessions", help="checkpointer URL (default: as for serve)")
+        q.add_argument("--json", action="store_true")
     ss.choices["list"].add_argument("--limit", type=int, help="show at most this many")
     ss.choices["prune"].add_argument("--older-than", type=duration,
-            help="delete sessions idle this long, e.g. 7d (default: delete none, only compact)")
+                                     help="delete sessions idle this long, e.g. 7d (default: delete none, "
+                                          "only compact)")
     ss.choices["prune"].add_argument("--vacuum", action="store_true",
                                      help="give the freed space back to the disk now (locks the tables briefly)")
-    add_model_options(v); v.set_defaults(func=cmd_serve)
+
+def add_rag_parsers(sub) -> None:
+    "Add `rag ingest|embed|rm|search|stats|ask|sessions` and `serve` to the subparsers `sub`."
+    from gaia_mas.core.settings import add_model_options
+    rag = sub.add_parser("rag", help="the document knowledge base and its question answering")
+    rag = rag.add_subparsers(dest="rag_command", required=True)
+    _ingest_parsers(rag); _query_parsers(rag); _ask_parser(rag, add_model_options); _sessions_parsers(rag)
+    _serve_parser(sub, add_model_options)
 
 # %% ../../nbs/rag/38_cli.ipynb #b7f915c7
 def rag_main(argv:Optional[Sequence[str]]=None) -> int:
