@@ -83,18 +83,19 @@ class _Counted:
     "The `receive`/`send` pair of one bounded request."
     def __init__(self, scope:dict, receive, send, limit:int, timeout:float):
         self.scope, self.receive, self.send, self.limit = scope, receive, send, limit
-        self.seen, self.answered, self.started = 0, False, False
+        self.seen, self.answered, self.started, self.complete = 0, False, False, False
         self.deadline = asyncio.get_running_loop().time() + timeout
 
     def pair(self): return self._receive, self._send
 
     async def _receive(self):
         if self.answered: return {"type": "http.disconnect"}
+        if self.complete or self.started: return await self.receive()  # the body is in: wait for a disconnect, unbounded
         left = self.deadline - asyncio.get_running_loop().time()
-        try: msg = await (self.receive() if self.started else asyncio.wait_for(self.receive(), max(left, 0.001)))
+        try: msg = await asyncio.wait_for(self.receive(), max(left, 0.001))
         except asyncio.TimeoutError: return await self._answer(408, "the body arrived too slowly: send it at once")
         if msg["type"] == "http.request":
-            self.seen += len(msg.get("body", b""))
+            self.seen += len(msg.get("body", b"")); self.complete = not msg.get("more_body", False)
             if self.seen > self.limit:
                 return await self._answer(413, f"the request body is over {self.limit} bytes: send a smaller one")
         return msg

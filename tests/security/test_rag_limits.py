@@ -103,3 +103,17 @@ def test_key_from_a_file_and_verbose_logs(tmp_path):
         assert r.status_code == 200
         time.sleep(0.5)
     assert KEY not in " ".join(proc.args) and any("request_id=" in l for l in lines), "".join(lines[-20:])
+
+
+def test_answers_that_outlast_the_body_deadline_are_not_cut(tmp_path):
+    "The body deadline bounds the upload of a body, not the answer: a stream longer than it still ends with its answer."
+    from gaia_mas.rag.ingest import sample_kb
+    with serve("--kb", sample_kb().url, "--sessions", f"sqlite:///{tmp_path}/s.sqlite", "--latency", "0.6",
+               env={"GAIA_MAS_API_KEY": KEY, "GAIA_MAS_BODY_TIMEOUT": "1"}) as (url, _, _lines):
+        hdr, body = {"X-API-Key": KEY}, {"question": "What is a bulkhead?"}
+        with httpx.stream("POST", f"{url}/multiagent/sequential/chat/stream", json=body, headers=hdr, timeout=60) as r:
+            t0 = time.monotonic(); text = "".join(r.iter_text()); took = time.monotonic() - t0
+        assert r.status_code == 200 and "event: answer" in text, text[-300:]
+        assert took > 1, took  # it did outlast the 1 s body deadline
+        r = httpx.post(f"{url}/multiagent/sequential/chat", json=body, headers=hdr, timeout=60)
+        assert r.status_code == 200 and r.json()["answer"]
