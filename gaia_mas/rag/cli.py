@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse, functools, json, logging, os, sys, traceback
 from pathlib import Path
 from typing import Optional, Sequence
-from ..core.settings import default_sessions, kb_url, redact
+from ..core.settings import default_sessions, redact
 from ..core.guards import printable
 from ..core.utils import run_sync
 
@@ -57,14 +57,8 @@ def parse_filters(items:Sequence[str], # the --filter arguments
 
 # %% ../../nbs/rag/38_cli.ipynb #c0e1cbbf
 def _open(args, create:bool=False):
-    from gaia_mas.rag.kb import open_kb, default_embeddings
-    if getattr(args, "embeddings_url", None):  # as if set outside: the model served there, at that URL
-        os.environ["GAIA_MAS_EMBEDDINGS_BASE_URL"] = args.embeddings_url
-        if getattr(args, "embeddings", None): os.environ["GAIA_MAS_EMBEDDINGS"] = args.embeddings
-    emb = default_embeddings(args.embeddings) if getattr(args, "embeddings", None) else None
-    kb = open_kb(args.kb or kb_url(), emb, create=create)
-    if getattr(args, "embeddings", None) and emb is None: kb.embeddings = None  # 'none' or unavailable: not the default
-    return kb
+    from gaia_mas.rag.system import open_kb_for
+    return open_kb_for(vars(args), create=create)
 
 def _no_embedder_note(args:argparse.Namespace, kb) -> None:
     "Say so when the embedder asked for is not available here, and how to get the vectors."

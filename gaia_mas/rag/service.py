@@ -345,8 +345,8 @@ SERVE_ENV = "GAIA_MAS_SERVE"  # the settings a `serve` process hands to its uvic
 
 def serve_settings(args:Any) -> dict:
     "The settings of `gaia-mas serve` as a JSON-able dict (the API key stays out: it travels in GAIA_MAS_API_KEY)."
-    keys = ("kb", "sessions", "provider", "model", "base_url", "llm_timeout", "max_retries", "rps", "latency",
-            "max_upload_mb", "history_tokens", "session_ttl")
+    keys = ("kb", "embeddings", "embeddings_url", "sessions", "provider", "model", "base_url", "llm_timeout",
+            "max_retries", "rps", "latency", "max_upload_mb", "history_tokens", "session_ttl")
     return {k: getattr(args, k, None) for k in keys}
 
 def app_from_env() -> FastAPI:

@@ -42,14 +42,17 @@ def rag_llms(opts:dict, # the model options: provider, model, base_url, llm_time
     return {role: llm_factory(_agent_config(opts, role), None, **kw) for role in AGENT_ROLES}
 
 # %% ../../nbs/rag/37_system.ipynb #c719c786
-def open_kb_for(opts:dict, # the options: kb, embeddings
+def open_kb_for(opts:dict, # the options: kb, embeddings, embeddings_url
                 create:bool=False, # create a missing SQLite file (else FileNotFoundError naming the fix)
                 ):
     "The knowledge base the options name (it must exist), with the embedder they ask for."
+    from gaia_mas.rag.embeddings import make_embeddings
     from gaia_mas.rag.kb import default_embeddings, open_kb
-    emb = default_embeddings(opts["embeddings"]) if opts.get("embeddings") else None
+    want, url = opts.get("embeddings"), opts.get("embeddings_url")
+    emb = default_embeddings(want) if want and not url else None
     kb = open_kb(kb_url(opts.get("kb")), emb, create=create)
-    if opts.get("embeddings") and emb is None: kb.embeddings = None  # 'none', or one not available: not the default
+    if url: kb.embeddings = make_embeddings(want or kb.info("embedding_model"), base_url=url)  # the model served there
+    elif want and emb is None: kb.embeddings = None  # 'none', or one not available: not the default
     return kb
 
 def make_rag_system(args:Any=None, # an argparse Namespace with the model options (and `kb`), or None
