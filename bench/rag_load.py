@@ -14,7 +14,7 @@
 
 The machine may be shared: the ratios measured side by side mean more than the absolute figures.
 """
-import argparse, asyncio, contextlib, json, os, signal, statistics, subprocess, sys, tempfile, threading, time
+import argparse, asyncio, contextlib, json, os, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 
 os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
@@ -22,31 +22,12 @@ import httpx, psutil  # noqa: E402
 
 HERE = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HERE/"tests"/"rag")); sys.path.insert(0, str(HERE/"bench"))
-from rag_service import ENDPOINTS, Q, Sampler, free_port, pct, rss, table  # noqa: E402
+from rag_service import ENDPOINTS, Q, Sampler, free_port, pct, table  # noqa: E402
+from rag_service import server as serve_scripted  # noqa: E402
 
-SERVE = ["-c", "import sys; from gaia_mas.rag.cli import rag_main; sys.exit(rag_main(sys.argv[1:]))", "serve"]
-
-@contextlib.contextmanager
-def server(code:Path, latency:float, kb:str, sessions:str, workers:int=1, timeout:float=180):
+def server(code:Path, latency:float, kb:str, sessions:str, workers:int=1):
     "`gaia-mas serve` from the checkout `code`; yields (url, psutil.Process)."
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(code), "GAIA_MAS_PROMPTS": str(code/"prompts"), "OPIK_TRACK_DISABLE": "true"}
-    proc = subprocess.Popen([sys.executable, *SERVE, "--provider", "scripted", "--latency", str(latency), "--port", str(port),
-                             "--kb", kb, "--sessions", sessions, "--workers", str(workers)], cwd=code, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    url, end = f"http://127.0.0.1:{port}", time.monotonic() + timeout
-    try:
-        while True:
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{url}/health", timeout=5).status_code == 200: break
-            if proc.poll() is not None or time.monotonic() > end: raise RuntimeError(f"the server from {code} did not start")
-            time.sleep(0.3)
-        yield url, psutil.Process(proc.pid)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try: proc.wait(timeout=30)
-            except subprocess.TimeoutExpired: os.killpg(proc.pid, signal.SIGKILL); proc.wait(timeout=10)
+    return serve_scripted(latency, kb, sessions, workers, code)
 
 def cpu(proc:psutil.Process) -> float:
     "CPU seconds (user + system) of the server and its children."

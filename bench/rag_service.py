@@ -12,6 +12,8 @@
    concurrent request, against the spec's 500 MB per request.
 """
 import argparse, asyncio, contextlib, os, signal, socket, statistics, subprocess, sys, tempfile, threading, time
+from pathlib import Path
+from typing import Optional
 
 os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
 import httpx, psutil  # noqa: E402
@@ -78,24 +80,26 @@ def free_port():
     with socket.socket() as s: s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
 
 @contextlib.contextmanager
-def server(latency:float, kb:str, tmp:str, timeout:float=120):
-    "`gaia-mas serve --provider scripted --latency L` on a free port; yields (url, psutil.Process)."
+def server(latency:float, kb:str, sessions:str, workers:int=1, code:Optional[Path]=None, timeout:float=180):
+    "`gaia-mas serve --provider scripted --latency L` on a free port, from checkout `code` if given; (url, psutil.Process)."
     port = free_port()
+    env = {**os.environ, "OPIK_TRACK_DISABLE": "true"}
+    if code: env.update(PYTHONPATH=str(code), GAIA_MAS_PROMPTS=str(code/"prompts"))
     proc = subprocess.Popen([*SERVE, "--provider", "scripted", "--latency", str(latency), "--port", str(port), "--kb", kb,
-                             "--sessions", f"sqlite:///{tmp}/sessions-{port}.sqlite"],
+                             "--sessions", sessions, "--workers", str(workers)], cwd=code, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     url, end = f"http://127.0.0.1:{port}", time.monotonic() + timeout
     try:
         while True:
             with contextlib.suppress(httpx.HTTPError):
                 if httpx.get(f"{url}/health", timeout=5).status_code == 200: break
-            if proc.poll() is not None or time.monotonic() > end: raise RuntimeError("the server did not start")
+            if proc.poll() is not None or time.monotonic() > end: raise RuntimeError(f"the server ({code or 'here'}) did not start")
             time.sleep(0.3)
         yield url, psutil.Process(proc.pid)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)
-            try: proc.wait(timeout=20)
+            try: proc.wait(timeout=30)
             except subprocess.TimeoutExpired: os.killpg(proc.pid, signal.SIGKILL); proc.wait(timeout=10)
 
 ENDPOINTS = [f"/multiagent/{p}/chat" for p in PATTERNS] + ["/multiagent/chat"]
@@ -156,10 +160,10 @@ def main(argv=None):
           ["pattern", "LLM calls", "critical path", "ideal s", "wall s", "wall/ideal", "within 1.2x"], asyncio.run(overlap(a.latency, n, counter)))
     with tempfile.TemporaryDirectory() as tmp:
         rows = asyncio.run(overhead(4 * n, tmp))
-        with server(0.0, kb, tmp) as (url, _): rows += http_overhead(url, 4 * n)
+        with server(0.0, kb, f"sqlite:///{tmp}/sessions-0.sqlite") as (url, _): rows += http_overhead(url, 4 * n)
         table("2. Framework overhead per request at zero latency (ms)", ["pattern", "where", "median", "p95"], rows)
         rows, mem = [], None
-        with server(a.latency, kb, tmp) as (url, proc):
+        with server(a.latency, kb, f"sqlite:///{tmp}/sessions-1.sqlite") as (url, proc):
             asyncio.run(load(url, 4, 1))  # warm-up: models, knowledge base, sessions table
             for sessions, per in ((1, 2 * n), (8, n), (32, 3 if a.quick else 4)):
                 base = rss(proc)

@@ -9,7 +9,7 @@ within its deadline. Run with `pytest -s tests/test_real_server.py` to see the c
 how each agent's JSON was obtained.
 """
 from __future__ import annotations
-import os, subprocess, sys, threading, time
+import os, threading, time
 from collections import Counter
 from pathlib import Path
 
@@ -24,29 +24,16 @@ from gaia_mas.core.llm import llm_factory, server_json_mode
 from gaia_mas.gaia.state import FAILURE_ANSWER
 from gaia_mas.core.utils import deadline_scope
 
-ROOT = Path(__file__).resolve().parent.parent
+from local_model import local_model_server
+
 MAX_TOKENS = {"planner": 128, "researcher": 96, "expert": 96, "critic": 96, "finalizer": 96}
 QUESTION_DEADLINE = 300  # seconds: generous (about a minute on two idle cores); past it the question ends with the failure answer
-START_TIMEOUT = 180  # seconds for the server to assemble the model (first run only) and load it
 
 
 @pytest.fixture(scope="module")
 def server_url():
     "A llama.cpp server on a free loopback port; its base URL."
-    proc = subprocess.Popen([sys.executable, str(ROOT/"tools/local_llm/serve.py"), "--port", "0", "--ctx", "4096",
-                             "--exit-with-parent"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    first: list[str] = []
-    reader = threading.Thread(target=lambda: first.append(proc.stdout.readline()), daemon=True)
-    reader.start(); reader.join(START_TIMEOUT)
-    try:
-        line = first[0].strip() if first else ""
-        assert line.startswith("serving http://127.0.0.1:"), f"the local model server did not start: {line!r} (exit {proc.poll()})"
-        yield line.split()[1]
-    finally:
-        proc.terminate()
-        try: proc.wait(15)
-        except subprocess.TimeoutExpired: proc.kill(); proc.wait(5)
-        proc.stdout.close()
+    with local_model_server(4096) as url: yield url
 
 
 class CallLog(BaseCallbackHandler):

@@ -171,25 +171,8 @@ def test_the_shared_sample_collection_is_read_only(tmp_path):
 
 def test_schemathesis_fuzz_of_the_new_routes_finds_no_server_error(server):
     "Property-based fuzz of the document and OpenAI operations, positive and negative data, fixed seed: no 5xx."
-    import schemathesis
-    from hypothesis import HealthCheck, given, settings, strategies as st
-    from schemathesis import GenerationMode
-    schema = schemathesis.openapi.from_url(f"{server}/openapi.json")
-    failures, calls, ops = [], 0, 0
-    for result in schema.get_all_operations():
-        op = result.ok()
-        if not op.path.startswith(("/kb/", "/v1/")): continue
-        ops += 1
-        strategy = st.one_of(op.as_strategy(GenerationMode.POSITIVE), op.as_strategy(GenerationMode.NEGATIVE))
-
-        @settings(max_examples=30, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-        @given(case=strategy)
-        def run(case):
-            nonlocal calls
-            calls += 1
-            r = case.call(headers={"X-API-Key": KEY}, timeout=60)
-            if r.status_code >= 500: failures.append((op.label, r.status_code, r.text[:200]))
-        run()
+    from fuzz import fuzz_for_5xx
+    ops, calls, failures = fuzz_for_5xx(server, KEY, 30, want=lambda path: path.startswith(("/kb/", "/v1/")))
     assert ops == 7 and calls >= 7 * 30 * 0.5 and not failures, failures
 
 def test_round_trip_on_sqlite_and_postgres(kb_url):

@@ -7,14 +7,14 @@ max_tokens, JSON is asked for in the format the server accepts (negotiated once 
 short is named in the metadata. `pytest -s` prints one line per pattern: time, calls, how JSON was obtained, cuts.
 """
 from __future__ import annotations
-import json, subprocess, sys, threading, time
+import sys, threading, time
 from pathlib import Path
 
 import httpx, pytest
 from langchain_core.callbacks import BaseCallbackHandler
 
-ROOT = Path(__file__).resolve().parents[2]
-START_TIMEOUT = 180
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from local_model import local_model_server  # noqa: E402
 SLACK = 20  # seconds past a pattern's limit for the step that was running to stop and the answer to be shaped
 Q = "What is a circuit breaker and when does it open?"
 
@@ -22,20 +22,7 @@ Q = "What is a circuit breaker and when does it open?"
 @pytest.fixture(scope="module")
 def server_url():
     "A llama.cpp server with Gemma 3 270M on a free loopback port; its base URL."
-    proc = subprocess.Popen([sys.executable, str(ROOT/"tools/local_llm/serve.py"), "--port", "0", "--ctx", "8192",
-                             "--exit-with-parent"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    first: list[str] = []
-    reader = threading.Thread(target=lambda: first.append(proc.stdout.readline()), daemon=True)
-    reader.start(); reader.join(START_TIMEOUT)
-    try:
-        line = first[0].strip() if first else ""
-        assert line.startswith("serving http://127.0.0.1:"), f"the local model server did not start: {line!r} (exit {proc.poll()})"
-        yield line.split()[1]
-    finally:
-        proc.terminate()
-        try: proc.wait(15)
-        except subprocess.TimeoutExpired: proc.kill(); proc.wait(5)
-        proc.stdout.close()
+    with local_model_server(8192) as url: yield url
 
 
 class Calls(BaseCallbackHandler):

@@ -143,25 +143,10 @@ def test_an_internal_failure_is_a_json_500_with_a_request_id_and_the_server_live
 
 def test_schemathesis_fuzz_finds_no_server_error(server):
     "Property-based fuzz of every operation of the OpenAPI schema, positive and negative data, fixed seed: no 5xx."
-    import schemathesis
-    from hypothesis import HealthCheck, given, settings, strategies as st
-    from schemathesis import GenerationMode
-    schema = schemathesis.openapi.from_url(f"{server}/openapi.json")
-    failures, calls = [], 0
-    for result in schema.get_all_operations():
-        op = result.ok()
-        strategy = st.one_of(op.as_strategy(GenerationMode.POSITIVE), op.as_strategy(GenerationMode.NEGATIVE))
-
-        @settings(max_examples=50, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-        @given(case=strategy)
-        def run(case):
-            nonlocal calls
-            calls += 1
-            r = case.call(headers={"X-API-Key": KEY}, timeout=60)
-            if r.status_code >= 500: failures.append((op.label, r.status_code, r.text[:200]))
-        run()
+    from fuzz import fuzz_for_5xx
+    ops, calls, failures = fuzz_for_5xx(server, KEY, 50)
     assert calls >= 50 * 8 * 0.5 and not failures, failures
-    print(f"schemathesis: {calls} requests over {len(list(schema.get_all_operations()))} operations, no 5xx")
+    print(f"schemathesis: {calls} requests over {ops} operations, no 5xx")
 
 def test_fifty_concurrent_requests_across_the_endpoints_all_succeed(tmp_path):
     "50 requests at once, spread over the eight chat endpoints, with 0.05 s per scripted LLM call: every one a 200 with an answer."
