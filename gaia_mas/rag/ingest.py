@@ -72,10 +72,12 @@ def read_markdown(path:Path) -> tuple[str, dict, list[Section]]:
 
 def read_html(path:Path) -> tuple[str, dict, list[Section]]:
     "Title, <meta> metadata and sections of an HTML file, parsed by BeautifulSoup."
-    from bs4 import BeautifulSoup
+    import warnings
+    from bs4 import BeautifulSoup, XMLParsedAsHTMLWarning
     from langchain_text_splitters import HTMLHeaderTextSplitter
     from gaia_mas.core.readers import plain_text
-    soup = BeautifulSoup(plain_text(path), "lxml")
+    with warnings.catch_warnings():  # XHTML pages (an <?xml?> line first) parse fine as HTML
+        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning); soup = BeautifulSoup(plain_text(path), "lxml")
     for t in soup(["script", "style", "noscript", "template", "iframe"]): t.decompose()
     meta = {m["name"]: meta_value(m["name"],
             m["content"]) for m in soup.find_all("meta") if m.get("name") and m.get("content") is not None}

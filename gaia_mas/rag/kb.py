@@ -14,8 +14,8 @@ from ..core.settings import redact
 
 # %% auto #0
 __all__ = ['log', 'OPS', 'MODES', 'Hit', 'Hits', 'citation_for', 'HashEmbeddings', 'embedding_name', 'default_embeddings',
-           'normalize_filters', 'query_terms', 'rrf', 'dedupe', 'SemanticSearchOff', 'KnowledgeBase', 'sqlite_module',
-           'sqlite_where', 'SQLiteKB', 'pg_where', 'PostgresKB', 'open_kb']
+           'normalize_filters', 'query_terms', 'rrf', 'dedupe', 'spread', 'SemanticSearchOff', 'KnowledgeBase',
+           'sqlite_module', 'sqlite_where', 'SQLiteKB', 'pg_where', 'PostgresKB', 'open_kb']
 
 # %% ../../nbs/rag/30_kb.ipynb #7835d0b3
 log = logging.getLogger(__name__)
@@ -151,6 +151,16 @@ def dedupe(hits:Sequence[Hit], # ranked hits
         kept.append(h); seen.append(s)
     return kept
 
+def spread(hits:Sequence[Hit], # ranked hits
+           k:int, # how many to keep
+          ) -> list[Hit]:
+    "The first half of `k` by rank, the rest from sources not shown yet (by rank), then by rank again if too few."
+    out = list(hits[:(k + 1) // 2]); shown = {h.source for h in out}
+    for h in hits[len(out):]:
+        if len(out) < k and h.source not in shown: out.append(h); shown.add(h.source)
+    return out + [h for h in hits if h not in out][:k - len(out)]
+
+
 # %% ../../nbs/rag/30_kb.ipynb #4fc71572
 class SemanticSearchOff(Exception):
     "Semantic search was asked for but the knowledge base has no usable embedder."
@@ -165,6 +175,7 @@ class KnowledgeBase:
                mode:str="hybrid", # 'keyword', 'semantic' or 'hybrid'
                k:int=5, # how many passages to return
                filters:Optional[dict]=None, # metadata conditions, see `normalize_filters`
+               diverse:bool=True, # keep part of the `k` for sources not in the first half (see `spread`)
               ) -> Hits:
         "The `k` best passages for `query`, with citations; warnings say when a mode is unavailable or nothing matched."
         if not isinstance(query, str) or not query.strip():
@@ -172,7 +183,7 @@ class KnowledgeBase:
         if mode not in MODES: raise ValueError(f"unknown search mode {mode!r}; expected one of {', '.join(MODES)}")
         if not isinstance(k,
                 int) or not 1 <= k <= 200: raise ValueError(f"k must be a whole number from 1 to 200, not {k!r}")
-        conds, warnings, n = normalize_filters(filters, self.fields()), [], max(4 * k, 20)
+        conds, warnings, n = normalize_filters(filters, self.fields()), [], max(10 * k, 50)
         if mode != "keyword":
             try: vec = self._query_vector(query)
             except SemanticSearchOff as e:
@@ -186,7 +197,8 @@ class KnowledgeBase:
         elif mode == "semantic": scored = self._vector(vec, n, conds)
         else: scored = rrf([[i for i, _ in self._keyword(query_terms(query), n, conds)], [i for i,
                 _ in self._vector(vec, n, conds)]])
-        hits = dedupe(self._hits(scored[:n]))[:k]
+        hits = dedupe(self._hits(scored[:n]))
+        hits = spread(hits, k) if diverse else hits[:k]
         if not hits: warnings.append(f"no passages matched {query!r}" + (f" with filters {filters}" if filters else ""))
         return Hits(hits, warnings)
 
