@@ -191,7 +191,7 @@ def evaluator_node(agent:Callable) -> Callable:
         try: out = await agent(_inp(state))
         except Exception as e:
             errs = "; ".join(f"{k}: {v}" for k, v in (md.get("branch_errors") or {}).items())
-            return {"error": f"No answer: {e}" + (f" ({errs})" if errs else ""),
+            return {"error": f"{e}" + (f" ({errs})" if errs else ""),
                     "metadata": {"timings": {"evaluator": round(time.monotonic() - t0, 3)}}}
         pick = out["selected_agent"]
         return {"selected_answer": out["selected_answer"], "selected_agent": pick,
