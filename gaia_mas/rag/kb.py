@@ -139,16 +139,25 @@ def _shingles(text:str) -> set:
     w = _WORD.findall(text.lower())
     return {tuple(w[i:i+3]) for i in range(max(len(w) - 2, 1))}
 
+def _similar(s:set, t:set, threshold:float) -> bool:
+    "Whether the Jaccard similarity of `s` and `t` reaches `threshold` (never when their sizes differ more than it allows)."
+    small, big = sorted((len(s), len(t)))
+    if small < threshold * big: return False  # |s & t| <= small and |s | t| >= big
+    both = len(s & t)
+    return both / max(len(s) + len(t) - both, 1) >= threshold
+
 def dedupe(hits:Sequence[Hit], # ranked hits
            threshold:float=0.9, # Jaccard similarity of word 3-gram sets above which two passages count as the same
+           k:Optional[int]=None, # stop once this many are kept (None: all)
           ) -> list[Hit]:
     "Hits without repeated chunks and without near-identical passages (the better-ranked one is kept)."
-    kept, seen = [], []
+    kept, seen, ids = [], [], set()
     for h in hits:
+        if k is not None and len(kept) >= k: break
+        if h.chunk_id in ids: continue
         s = _shingles(h.text)
-        if any(h.chunk_id == k.chunk_id for k in kept) or any(len(s & t) / max(len(s | t),
-                                                                               1) >= threshold for t in seen): continue
-        kept.append(h); seen.append(s)
+        if any(_similar(s, t, threshold) for t in seen): continue
+        kept.append(h); seen.append(s); ids.add(h.chunk_id)
     return kept
 
 # %% ../../nbs/rag/30_kb.ipynb #4fc71572
@@ -186,7 +195,7 @@ class KnowledgeBase:
         elif mode == "semantic": scored = self._vector(vec, n, conds)
         else: scored = rrf([[i for i, _ in self._keyword(query_terms(query), n, conds)], [i for i,
                 _ in self._vector(vec, n, conds)]])
-        hits = dedupe(self._hits(scored[:n]))[:k]
+        hits = dedupe(self._hits(scored[:n]), k=k)
         if not hits: warnings.append(f"no passages matched {query!r}" + (f" with filters {filters}" if filters else ""))
         return Hits(hits, warnings)
 

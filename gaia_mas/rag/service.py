@@ -6,7 +6,7 @@
 __all__ = ['log', 'Pattern', 'PATTERN_NAMES', 'MAX_QUESTION', 'MAX_BODY', 'MAX_CONCURRENCY', 'SESSION_RE', 'ROUTE_HOOKS',
            'RESPONSES', 'SERVE_ENV', 'ChatRequest', 'AutoChatRequest', 'SequentialMetadata', 'ParallelMetadata',
            'SupervisorMetadata', 'ChatResponse', 'SequentialResponse', 'ParallelResponse', 'SupervisorResponse',
-           'AutoResponse', 'create_app', 'serve_settings', 'app_from_env', 'cmd_serve']
+           'AutoResponse', 'RequestIds', 'create_app', 'serve_settings', 'app_from_env', 'cmd_serve']
 
 # %% ../../nbs/rag/39_service.ipynb #c2d84efc
 import asyncio, contextlib, functools, inspect, json, logging, os, re, secrets, time, uuid
@@ -148,24 +148,41 @@ def _error(request:Request, status:int, error:str, **extra) -> JSONResponse:
     return JSONResponse({"error": error, "request_id": _rid(request), **extra}, status_code=status,
                         headers={"X-Request-ID": _rid(request)})
 
+class RequestIds:
+    "ASGI middleware: an `X-Request-ID` on every response, one log line per request, and an escaping error as JSON."
+    def __init__(self, app): self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http": return await self.app(scope, receive, send)
+        given, t0 = dict(scope.get("headers") or []).get(b"x-request-id", b"").decode("latin-1"), time.monotonic()
+        rid = scope.setdefault("state", {})["request_id"] = given if _RID_RE.fullmatch(given) else uuid.uuid4().hex[:16]
+        status, header = [], (b"x-request-id", rid.encode())
+        async def send_(msg):
+            if msg["type"] == "http.response.start":  # the id replaces any the route set
+                status.append(msg["status"])
+                msg = {**msg, "headers": [*(h for h in msg.get("headers") or [] if h[0].lower() != header[0]), header]}
+            await send(msg)
+        try: await self.app(scope, receive, send_)
+        except Exception as e:
+            if status: raise  # the response has begun: nothing else can be sent
+            return await self._failed(scope, receive, send, e, rid)
+        log.info("%s %s %s %.3fs request_id=%s", scope["method"], scope["path"], status[0] if status else "-",
+                 time.monotonic() - t0, rid)
+
+    async def _failed(self, scope, receive, send, e:Exception, rid:str):
+        "A 504 for a request that timed out, a 500 for any other error (its traceback in the log, not in the reply)."
+        request = Request(scope)
+        if isinstance(e, TimeoutError):
+            log.error("request %s %s timed out (request id %s)", scope["method"], scope["path"], rid)
+            resp = _error(request, 504, f"the request took over {request.app.state.request_timeout:g}s and was stopped")
+        else:
+            log.exception("request %s %s failed (request id %s)", scope["method"], scope["path"], rid, exc_info=e)
+            resp = _error(request, 500, "internal error: the request failed; quote the request id when reporting it")
+        await resp(scope, receive, send)
+
 def _add_error_handling(app:FastAPI, max_body:int):
     "Request ids on every response; 413, 422, 401 and 500 as JSON; nothing escapes as a stack trace."
-    @app.middleware("http")
-    async def request_id(request:Request, call_next):
-        given, t0 = request.headers.get("x-request-id", ""), time.monotonic()
-        request.state.request_id = given if _RID_RE.fullmatch(given) else uuid.uuid4().hex[:16]
-        try:
-            response = await call_next(request)
-            log.info("%s %s %s %.3fs request_id=%s", request.method, request.url.path, response.status_code,
-                     time.monotonic() - t0, _rid(request))
-        except TimeoutError:
-            log.error("request %s %s timed out (request id %s)", request.method, request.url.path, _rid(request))
-            return _error(request, 504, f"the request took over {request.app.state.request_timeout:g}s and was stopped")
-        except Exception:
-            log.exception("request %s %s failed (request id %s)", request.method, request.url.path, _rid(request))
-            return _error(request, 500, "internal error: the request failed; quote the request id when reporting it")
-        response.headers["X-Request-ID"] = _rid(request)
-        return response
+    app.add_middleware(RequestIds)  # a plain ASGI middleware: Starlette's `@app.middleware` costs a task per request
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request:Request, exc:RequestValidationError):
