@@ -195,7 +195,7 @@ class KnowledgeBase:
         elif mode == "semantic": scored = self._vector(vec, n, conds)
         else: scored = rrf([[i for i, _ in self._keyword(query_terms(query), n, conds)], [i for i,
                 _ in self._vector(vec, n, conds)]])
-        hits = dedupe(self._hits(scored[:n]), k=k)
+        hits = self._distinct(scored[:n], k)
         if not hits: warnings.append(f"no passages matched {query!r}" + (f" with filters {filters}" if filters else ""))
         return Hits(hits, warnings)
 
@@ -206,6 +206,12 @@ class KnowledgeBase:
         if not filters: raise ValueError("metadata search needs at least one filter, e.g. {'team': 'payments'}")
         hits = self._hits([(i, 1.0) for i in self._filtered(k, normalize_filters(filters, self.fields()))])
         return Hits(hits, [] if hits else [f"no passages have metadata matching {filters}"])
+
+    def _distinct(self, scored:Sequence[tuple[int, float]], k:int) -> list[Hit]:
+        "`dedupe(self._hits(scored), k=k)`, reading the rows past the first few only when repeats leave fewer than `k`."
+        first = self._hits(scored[:k + 2])
+        kept = dedupe(first, k=k)
+        return kept if len(kept) >= k or len(scored) <= k + 2 else dedupe(first + self._hits(scored[k + 2:]), k=k)
 
     def _hits(self, scored:Sequence[tuple[int, float]]) -> list[Hit]:
         rows = self._rows([i for i, _ in scored])
