@@ -4,12 +4,13 @@
 
 # %% auto #0
 __all__ = ['log', 'Pattern', 'PATTERN_NAMES', 'MAX_QUESTION', 'MAX_BODY', 'MAX_CONCURRENCY', 'SESSION_RE', 'ROUTE_HOOKS',
-           'RESPONSES', 'SERVE_ENV', 'ChatRequest', 'AutoChatRequest', 'SequentialMetadata', 'ParallelMetadata',
-           'SupervisorMetadata', 'ChatResponse', 'SequentialResponse', 'ParallelResponse', 'SupervisorResponse',
-           'AutoResponse', 'RequestIds', 'create_app', 'serve_settings', 'app_from_env', 'cmd_serve']
+           'RESPONSES', 'SERVE_ENV', 'GC_THRESHOLDS', 'ChatRequest', 'AutoChatRequest', 'SequentialMetadata',
+           'ParallelMetadata', 'SupervisorMetadata', 'ChatResponse', 'SequentialResponse', 'ParallelResponse',
+           'SupervisorResponse', 'AutoResponse', 'RequestIds', 'create_app', 'serve_settings', 'settle_heap',
+           'app_from_env', 'cmd_serve']
 
 # %% ../../nbs/rag/39_service.ipynb #c2d84efc
-import asyncio, contextlib, functools, inspect, json, logging, os, re, secrets, time, uuid
+import asyncio, contextlib, functools, gc, inspect, json, logging, os, re, secrets, time, uuid
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Literal, Optional
 from fastapi import Depends, FastAPI, HTTPException, Request
@@ -366,10 +367,19 @@ def serve_settings(args:Any) -> dict:
             "max_retries", "rps", "latency", "max_upload_mb", "history_tokens", "session_ttl")
     return {k: getattr(args, k, None) for k in keys}
 
+GC_THRESHOLDS = (10_000, 10, 10)  # the collector's (young, middle, old) thresholds in a `serve` worker; Python's are (700, 10, 10)
+
+def settle_heap(thresholds:tuple=GC_THRESHOLDS) -> None:
+    "Once the service is built: its objects leave the cyclic collector's view (`gc.freeze`) and young collections run less often."
+    gc.collect(); gc.freeze(); gc.set_threshold(*thresholds)
+
+def _built_and_settled(settings:dict, saver:Any):
+    system = build_system(settings, saver); settle_heap(); return system
+
 def app_from_env() -> FastAPI:
     "The app factory uvicorn's workers call (`gaia_mas.rag.service:app_from_env`, `factory=True`)."
     settings = json.loads(os.environ.get(SERVE_ENV) or "{}")
-    return create_app(lambda saver: build_system(settings, saver), api_key=os.environ.get("GAIA_MAS_API_KEY") or None,
+    return create_app(functools.partial(_built_and_settled, settings), api_key=os.environ.get("GAIA_MAS_API_KEY") or None,
                       sessions=settings.get("sessions"), max_upload_mb=settings.get("max_upload_mb") or 25,
                       session_ttl=settings.get("session_ttl"))
 
