@@ -4,7 +4,7 @@
 
 # %% ../../nbs/rag/30_kb.ipynb #80a3c762
 from __future__ import annotations
-import contextlib, functools, hashlib, json, logging, math, os, re, struct, threading, time
+import collections, contextlib, functools, hashlib, json, logging, math, os, re, struct, threading, time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
@@ -13,9 +13,10 @@ from ..core.guards import refuse_foreign_sqlite
 from ..core.settings import redact
 
 # %% auto #0
-__all__ = ['log', 'OPS', 'MODES', 'Hit', 'Hits', 'citation_for', 'HashEmbeddings', 'embedding_name', 'default_embeddings',
-           'normalize_filters', 'query_terms', 'rrf', 'dedupe', 'SemanticSearchOff', 'KnowledgeBase', 'sqlite_module',
-           'sqlite_where', 'SQLiteKB', 'pg_where', 'PostgresKB', 'open_kb']
+__all__ = ['log', 'OPS', 'MODES', 'QUERY_VECTORS', 'Hit', 'Hits', 'citation_for', 'HashEmbeddings', 'embedding_name',
+           'default_embeddings', 'normalize_filters', 'query_terms', 'rrf', 'dedupe', 'cached_query_vector',
+           'SemanticSearchOff', 'KnowledgeBase', 'sqlite_module', 'sqlite_where', 'SQLiteKB', 'pg_where', 'PostgresKB',
+           'open_kb']
 
 # %% ../../nbs/rag/30_kb.ipynb #7835d0b3
 log = logging.getLogger(__name__)
@@ -161,6 +162,28 @@ def dedupe(hits:Sequence[Hit], # ranked hits
     return kept
 
 # %% ../../nbs/rag/30_kb.ipynb #4fc71572
+_QVECS, _QVEC_LOCK, _QVEC_PENDING = collections.OrderedDict(), threading.Lock(), {}
+QUERY_VECTORS = 256  # query vectors kept per process (the latest used)
+
+def cached_query_vector(emb:Embeddings, # the embedder
+                        query:str, # the text to embed
+                       ) -> list[float]:
+    "`emb.embed_query(query)`, remembered: a workflow's branches and workers often search the same text at once (one computes, the others wait)."
+    key = (id(emb), embedding_name(emb), query)
+    with _QVEC_LOCK:
+        if key in _QVECS: _QVECS.move_to_end(key); return _QVECS[key]
+        once = _QVEC_PENDING.setdefault(key, threading.Lock())
+    with once:
+        with _QVEC_LOCK:
+            if key in _QVECS: return _QVECS[key]
+        try: vec = emb.embed_query(query)
+        finally:
+            with _QVEC_LOCK: _QVEC_PENDING.pop(key, None)
+        with _QVEC_LOCK:
+            _QVECS[key] = vec
+            while len(_QVECS) > QUERY_VECTORS: _QVECS.popitem(last=False)
+    return vec
+
 class SemanticSearchOff(Exception):
     "Semantic search was asked for but the knowledge base has no usable embedder."
 
@@ -234,7 +257,7 @@ class KnowledgeBase:
             f"semantic search is off: this knowledge base was embedded with {self.info('embedding_model')!r} and no such "
             "embedder is available here (set GAIA_MAS_EMBEDDINGS_BASE_URL to a server of that model, or "
             "OPENAI_API_KEY for an OpenAI model); search with --mode keyword")
-        try: return self.embeddings.embed_query(query)
+        try: return cached_query_vector(self.embeddings, query)
         except Exception as e:
             raise SemanticSearchOff(f"semantic search failed: {type(e).__name__}: {str(e)[:300]}") from None
 
