@@ -36,8 +36,11 @@ def cpu(proc:psutil.Process) -> float:
         with contextlib.suppress(psutil.Error): t = p.cpu_times(); total += t.user + t.system
     return total
 
+DISTINCT = False  # --distinct: every request's question differs (no cache sees the same text twice)
+
 def _ask(c:httpx.AsyncClient, path:str, session:str):
     q = Q[path.split("/")[2]] if path.count("/") == 3 else Q["sequential"]
+    if DISTINCT: q = f"{q} (request {session.replace('-', ' ')})"
     return c.post(path, json={"question": q, "session_id": session})
 
 async def sessions_load(url:str, sessions:int, per:int, tag:str):
@@ -188,9 +191,11 @@ def main(argv=None):
     ap.add_argument("--latency", type=float, default=0.2); ap.add_argument("--quick", action="store_true")
     ap.add_argument("--skip-workers", action="store_true"); ap.add_argument("--skip-load", action="store_true")
     ap.add_argument("--skip-cpu", action="store_true")
+    ap.add_argument("--distinct", action="store_true", help="a different question text in every request (defeats the query-vector cache)")
     ap.add_argument("--workers", type=int, nargs="+", default=[1], help="uvicorn workers of the servers in tables 1 and 2 (SQLite sessions); "
                     "several values: the tables once per value, e.g. --workers 1 2")
     a = ap.parse_args(argv)
+    global DISTINCT; DISTINCT = a.distinct
     from gaia_mas.rag.ingest import sample_kb
     kb = sample_kb().url
     versions = [*((("before", a.ref.resolve()),) if a.ref else ()), ("after", HERE)]
