@@ -36,8 +36,11 @@ def cpu(proc:psutil.Process) -> float:
         with contextlib.suppress(psutil.Error): t = p.cpu_times(); total += t.user + t.system
     return total
 
+DISTINCT = False  # --distinct: every request's question differs (no cache sees the same text twice)
+
 def _ask(c:httpx.AsyncClient, path:str, session:str):
     q = Q[path.split("/")[2]] if path.count("/") == 3 else Q["sequential"]
+    if DISTINCT: q = f"{q} (request {session.replace('-', ' ')})"
     return c.post(path, json={"question": q, "session_id": session})
 
 async def sessions_load(url:str, sessions:int, per:int, tag:str):
@@ -75,10 +78,10 @@ def measured(proc, fn):
     with Sampler(proc) as s: lat, fails = fn()
     return lat, fails, cpu(proc) - c0, s.peak
 
-def load_table(versions, kb, tmp, latency, quick):
+def load_table(versions, kb, tmp, latency, quick, workers=1):
     rows = []
     with contextlib.ExitStack() as stack:
-        servers = {label: stack.enter_context(server(code, latency, kb, f"sqlite:///{tmp}/load-{i}.sqlite"))
+        servers = {label: stack.enter_context(server(code, latency, kb, f"sqlite:///{tmp}/load-{workers}-{i}.sqlite", workers))
                    for i, (label, code) in enumerate(versions)}
         for label, (url, _) in servers.items(): asyncio.run(sessions_load(url, 4, 1, f"warm-{label}"))
         one = {}
@@ -139,11 +142,11 @@ if sys.argv[1] == "serve":  # the same graph behind one FastAPI route on uvicorn
 else: asyncio.run(main(int(sys.argv[1])))
 '''
 
-def cpu_table(versions, kb, tmp, n):
+def cpu_table(versions, kb, tmp, n, workers=1):
     "CPU ms per request at zero latency, per version and endpoint, and bare LangGraph."
     rows = []
     with contextlib.ExitStack() as stack:
-        servers = {label: stack.enter_context(server(code, 0.0, kb, f"sqlite:///{tmp}/cpu-{i}.sqlite"))
+        servers = {label: stack.enter_context(server(code, 0.0, kb, f"sqlite:///{tmp}/cpu-{workers}-{i}.sqlite", workers))
                    for i, (label, code) in enumerate(versions)}
         for path in ENDPOINTS[:3]:
             for label, (url, proc) in servers.items():
@@ -187,19 +190,26 @@ def main(argv=None):
     ap.add_argument("--ref", type=Path, help="a checkout of the code before (e.g. main)")
     ap.add_argument("--latency", type=float, default=0.2); ap.add_argument("--quick", action="store_true")
     ap.add_argument("--skip-workers", action="store_true"); ap.add_argument("--skip-load", action="store_true")
+    ap.add_argument("--skip-cpu", action="store_true")
+    ap.add_argument("--distinct", action="store_true", help="a different question text in every request (defeats the query-vector cache)")
+    ap.add_argument("--workers", type=int, nargs="+", default=[1], help="uvicorn workers of the servers in tables 1 and 2 (SQLite sessions); "
+                    "several values: the tables once per value, e.g. --workers 1 2")
     a = ap.parse_args(argv)
+    global DISTINCT; DISTINCT = a.distinct
     from gaia_mas.rag.ingest import sample_kb
     kb = sample_kb().url
     versions = [*((("before", a.ref.resolve()),) if a.ref else ()), ("after", HERE)]
     print(f"RAG service load, scripted models, {a.latency}s per LLM call, {os.cpu_count()} CPUs, load average "
           f"{os.getloadavg()[0]:.1f} at the start (a shared machine: compare the versions side by side)")
     with tempfile.TemporaryDirectory() as tmp:
-        if not a.skip_load:
-            rows, one = load_table(versions, kb, tmp, a.latency, a.quick)
-            table(f"1. Load ({a.latency}s per LLM call; one request alone, p50: " + ", ".join(f"{k} {v:.2f}s" for k, v in one.items()) + ")",
+        for w in a.workers if not a.skip_load else ():
+            rows, one = load_table(versions, kb, tmp, a.latency, a.quick, w)
+            table(f"1. Load, {w} uvicorn worker(s), SQLite sessions ({a.latency}s per LLM call; one request alone, p50: "
+                  + ", ".join(f"{k} {v:.2f}s" for k, v in one.items()) + f"; load average {os.getloadavg()[0]:.1f} at the end)",
                   ["concurrent", "code", "requests", "p50 s", "p95 s", "p50 ratio", "failed", "peak RSS MB", "CPU ms/request"], rows)
-        table("2. CPU per request at zero latency (server process, user + system)", ["pattern", "code", "CPU ms/request", "wall ms"],
-              cpu_table(versions, kb, tmp, 10 if a.quick else 30))
+        for w in a.workers if not a.skip_cpu else ():
+            table(f"2. CPU per request at zero latency, {w} uvicorn worker(s) (server processes, user + system)",
+                  ["pattern", "code", "CPU ms/request", "wall ms"], cpu_table(versions, kb, tmp, 10 if a.quick else 30, w))
     if not a.skip_workers:
         table(f"3. uvicorn workers sharing PostgreSQL sessions ({a.latency}s per LLM call, this checkout)",
               ["workers", "concurrent sessions", "requests", "failed", "requests/s", "p50 s", "p95 s"], workers_table(kb, a.latency, a.quick))

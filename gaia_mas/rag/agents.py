@@ -8,7 +8,7 @@ import asyncio, json, logging, re, time
 from typing import Annotated, Any, Callable, Literal, Optional, Sequence, TypedDict
 from langchain_core.messages import HumanMessage, SystemMessage
 from ..core.llm import validate_or_repair
-from ..core.schema import Range
+from ..core.schema import Range, validate_llm_response
 from ..core.utils import call_timeout, load_prompt_from_file, prompts_dir, time_left
 
 # %% auto #0
@@ -96,6 +96,8 @@ async def ajson(llm, # the agent's chat model
     if t <= 0: raise TimeoutError(f"{component}: no time left for an LLM call")
     try: reply = await asyncio.wait_for(_json_bound(llm, schema, component).ainvoke(messages), t)
     except asyncio.TimeoutError: raise TimeoutError(f"{component}: the LLM call took longer than {t:.1f}s") from None
+    try: return validate_llm_response(reply.content, schema, component)  # the usual case: valid, no thread needed
+    except (ValueError, KeyError, TypeError): pass
     check = asyncio.to_thread(validate_or_repair, reply.content, schema, component,
                               llm)  # a repair call, if any, is bounded too
     try: return await asyncio.wait_for(check, max(call_timeout(limit), 0.05))

@@ -4,18 +4,19 @@
 
 # %% ../../nbs/rag/30_kb.ipynb #80a3c762
 from __future__ import annotations
-import contextlib, functools, hashlib, json, logging, math, os, re, struct, threading, time
+import collections, contextlib, functools, hashlib, json, logging, math, os, re, struct, threading, time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 from langchain_core.embeddings import Embeddings
 from ..core.guards import refuse_foreign_sqlite
 from ..core.settings import redact
 
 # %% auto #0
-__all__ = ['log', 'OPS', 'MODES', 'Hit', 'Hits', 'citation_for', 'HashEmbeddings', 'embedding_name', 'default_embeddings',
-           'normalize_filters', 'query_terms', 'rrf', 'dedupe', 'spread', 'SemanticSearchOff', 'KnowledgeBase',
-           'sqlite_module', 'sqlite_where', 'SQLiteKB', 'pg_where', 'PostgresKB', 'open_kb']
+__all__ = ['log', 'OPS', 'MODES', 'QUERY_VECTORS', 'Hit', 'Hits', 'citation_for', 'HashEmbeddings', 'embedding_name',
+           'default_embeddings', 'normalize_filters', 'query_terms', 'rrf', 'dedupe', 'spread', 'cached_query_vector',
+           'SemanticSearchOff', 'KnowledgeBase', 'sqlite_module', 'sqlite_where', 'SQLiteKB', 'pg_where', 'PostgresKB',
+           'open_kb']
 
 # %% ../../nbs/rag/30_kb.ipynb #7835d0b3
 log = logging.getLogger(__name__)
@@ -139,29 +140,63 @@ def _shingles(text:str) -> set:
     w = _WORD.findall(text.lower())
     return {tuple(w[i:i+3]) for i in range(max(len(w) - 2, 1))}
 
+def _similar(s:set, t:set, threshold:float) -> bool:
+    "Whether the Jaccard similarity of `s` and `t` reaches `threshold` (never when their sizes differ more than it allows)."
+    small, big = sorted((len(s), len(t)))
+    if small < threshold * big: return False  # |s & t| <= small and |s | t| >= big
+    both = len(s & t)
+    return both / max(len(s) + len(t) - both, 1) >= threshold
+
 def dedupe(hits:Sequence[Hit], # ranked hits
            threshold:float=0.9, # Jaccard similarity of word 3-gram sets above which two passages count as the same
+           k:Optional[int]=None, # stop once this many are kept (None: all)
           ) -> list[Hit]:
     "Hits without repeated chunks and without near-identical passages (the better-ranked one is kept)."
-    kept, seen = [], []
+    kept, seen, ids = [], [], set()
     for h in hits:
+        if k is not None and len(kept) >= k: break
+        if h.chunk_id in ids: continue
         s = _shingles(h.text)
-        if any(h.chunk_id == k.chunk_id for k in kept) or any(len(s & t) / max(len(s | t),
-                                                                               1) >= threshold for t in seen): continue
-        kept.append(h); seen.append(s)
+        if any(_similar(s, t, threshold) for t in seen): continue
+        kept.append(h); seen.append(s); ids.add(h.chunk_id)
     return kept
 
-def spread(hits:Sequence[Hit], # ranked hits
-           k:int, # how many to keep
-          ) -> list[Hit]:
-    "The first half of `k` by rank, the rest from sources not shown yet (by rank), then by rank again if too few."
-    out = list(hits[:(k + 1) // 2]); shown = {h.source for h in out}
-    for h in hits[len(out):]:
-        if len(out) < k and h.source not in shown: out.append(h); shown.add(h.source)
-    return out + [h for h in hits if h not in out][:k - len(out)]
+def spread(items:Sequence, # ranked items: hits, or (id, score) pairs
+           k:int, # how many results will be kept
+           key:Callable=lambda h: h.source, # an item's source
+          ) -> list:
+    "`items` reordered: the first half of `k` by rank, then the best of each source not shown yet, then the rest by rank."
+    pick = list(range(min((k + 1) // 2, len(items)))); shown = {key(items[j]) for j in pick}
+    for j in range(len(pick), len(items)):
+        if len(pick) >= k: break
+        if key(items[j]) not in shown: pick.append(j); shown.add(key(items[j]))
+    chosen = set(pick)
+    return [items[j] for j in pick] + [x for j, x in enumerate(items) if j not in chosen]
 
 
 # %% ../../nbs/rag/30_kb.ipynb #4fc71572
+_QVECS, _QVEC_LOCK, _QVEC_PENDING = collections.OrderedDict(), threading.Lock(), {}
+QUERY_VECTORS = 256  # query vectors kept per process (the latest used)
+
+def cached_query_vector(emb:Embeddings, # the embedder
+                        query:str, # the text to embed
+                       ) -> list[float]:
+    "`emb.embed_query(query)`, remembered: a workflow's branches and workers often search the same text at once (one computes, the others wait)."
+    key = (id(emb), embedding_name(emb), query)
+    with _QVEC_LOCK:
+        if key in _QVECS: _QVECS.move_to_end(key); return _QVECS[key]
+        once = _QVEC_PENDING.setdefault(key, threading.Lock())
+    with once:
+        with _QVEC_LOCK:
+            if key in _QVECS: return _QVECS[key]
+        try: vec = emb.embed_query(query)
+        finally:
+            with _QVEC_LOCK: _QVEC_PENDING.pop(key, None)
+        with _QVEC_LOCK:
+            _QVECS[key] = vec
+            while len(_QVECS) > QUERY_VECTORS: _QVECS.popitem(last=False)
+    return vec
+
 class SemanticSearchOff(Exception):
     "Semantic search was asked for but the knowledge base has no usable embedder."
 
@@ -197,8 +232,8 @@ class KnowledgeBase:
         elif mode == "semantic": scored = self._vector(vec, n, conds)
         else: scored = rrf([[i for i, _ in self._keyword(query_terms(query), n, conds)], [i for i,
                 _ in self._vector(vec, n, conds)]])
-        hits = dedupe(self._hits(scored[:n]))
-        hits = spread(hits, k) if diverse else hits[:k]
+        if diverse: scored = spread(scored[:n], k, key=lambda x, src=self._sources([i for i, _ in scored[:n]]): src.get(x[0]))
+        hits = self._distinct(scored[:n], k)
         if not hits: warnings.append(f"no passages matched {query!r}" + (f" with filters {filters}" if filters else ""))
         return Hits(hits, warnings)
 
@@ -209,6 +244,12 @@ class KnowledgeBase:
         if not filters: raise ValueError("metadata search needs at least one filter, e.g. {'team': 'payments'}")
         hits = self._hits([(i, 1.0) for i in self._filtered(k, normalize_filters(filters, self.fields()))])
         return Hits(hits, [] if hits else [f"no passages have metadata matching {filters}"])
+
+    def _distinct(self, scored:Sequence[tuple[int, float]], k:int) -> list[Hit]:
+        "`dedupe(self._hits(scored), k=k)`, reading the rows past the first few only when repeats leave fewer than `k`."
+        first = self._hits(scored[:k + 2])
+        kept = dedupe(first, k=k)
+        return kept if len(kept) >= k or len(scored) <= k + 2 else dedupe(first + self._hits(scored[k + 2:]), k=k)
 
     def _hits(self, scored:Sequence[tuple[int, float]]) -> list[Hit]:
         rows = self._rows([i for i, _ in scored])
@@ -231,7 +272,7 @@ class KnowledgeBase:
             f"semantic search is off: this knowledge base was embedded with {self.info('embedding_model')!r} and no such "
             "embedder is available here (set GAIA_MAS_EMBEDDINGS_BASE_URL to a server of that model, or "
             "OPENAI_API_KEY for an OpenAI model); search with --mode keyword")
-        try: return self.embeddings.embed_query(query)
+        try: return cached_query_vector(self.embeddings, query)
         except Exception as e:
             raise SemanticSearchOff(f"semantic search failed: {type(e).__name__}: {str(e)[:300]}") from None
 
@@ -268,6 +309,7 @@ class KnowledgeBase:
     def _vector(self, vec, n, conds): raise NotImplementedError
     def _filtered(self, n, conds): raise NotImplementedError
     def _rows(self, ids): raise NotImplementedError
+    def _sources(self, ids) -> dict: raise NotImplementedError  # {id: source}
     def _cached(self, model, keys) -> dict: raise NotImplementedError
     def _cache(self, model, vectors:dict) -> None: raise NotImplementedError
     def write_documents(self, items) -> dict: raise NotImplementedError
@@ -438,6 +480,10 @@ class SQLiteKB(KnowledgeBase):
         if not ids: return {}
         rows = self.db.execute(f"select id, text, citation, metadata from chunks where id in ({','.join('?' * len(ids))})", list(ids))
         return {i: {"text": t, "citation": c, "metadata": json.loads(m)} for i, t, c, m in rows}
+
+    def _sources(self, ids):
+        q = f"select id, source from chunks where id in ({','.join('?' * len(ids))})"
+        return dict(self.db.execute(q, list(ids)).fetchall()) if ids else {}
 
     def _cached(self, model, keys):
         out = {}
@@ -675,6 +721,9 @@ class PostgresKB(KnowledgeBase):
         if not ids: return {}
         return {i: {"text": t, "citation": c, "metadata": m} for i, t, c, m in
                 self._q("select id, text, citation, metadata from chunks where id = any(%s)", (list(ids),))}
+
+    def _sources(self, ids):
+        return dict(self._q("select id, source from chunks where id = any(%s)", (list(ids),))) if ids else {}
 
     def _cached(self, model, keys):
         return {h: list(v) for h,

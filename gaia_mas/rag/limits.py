@@ -4,7 +4,8 @@
 
 # %% ../../nbs/rag/39c_limits.ipynb #6cd1e98a
 from __future__ import annotations
-import asyncio, collections, contextlib, json, logging, os
+import asyncio, collections, contextlib, hashlib, json, logging, os
+from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Union
 from urllib.parse import parse_qsl, urlencode
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -12,7 +13,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 # %% auto #0
 __all__ = ['log', 'MAX_BODY', 'MAX_HEADER', 'BODY_TIMEOUT', 'HEADER_TIMEOUT', 'KEEP_ALIVE', 'UPLOAD_LIMITS', 'KEY_PARAMS',
            'Limits', 'body_limit', 'error_body', 'send_json', 'BodyLimit', 'QueryKeyGuard', 'add_limits',
-           'SlowClientH11', 'server_options', 'TurnQueue']
+           'SlowClientH11', 'server_options', 'TurnQueue', 'turn_lock_dir']
 
 # %% ../../nbs/rag/39c_limits.ipynb #6e4484c2
 log = logging.getLogger(__name__)
@@ -174,17 +175,40 @@ def server_options() -> dict:
 
 # %% ../../nbs/rag/39c_limits.ipynb #a3ac64da
 class TurnQueue:
-    "Per-session locks: turns on one session run one at a time, in arrival order."
-    def __init__(self): self._locks, self._users = {}, collections.Counter()
+    "Per-session locks: turns on one session run one at a time, in arrival order; across processes with `lock_dir`."
+    def __init__(self, lock_dir:Optional[Path]=None): # a folder shared by the processes that serve the sessions
+        self._locks, self._users, self.lock_dir = {}, collections.Counter(), lock_dir
+        if lock_dir is not None: Path(lock_dir).mkdir(parents=True, exist_ok=True)
 
     @contextlib.asynccontextmanager
     async def turn(self, session_id:str):
         "Hold the session for one turn; waits, in order, while earlier turns run."
         lock = self._locks.setdefault(session_id, asyncio.Lock()); self._users[session_id] += 1
         try:
-            async with lock: yield
+            async with lock, self._across(session_id): yield
         finally:
             self._users[session_id] -= 1
             if not self._users[session_id]: del self._users[session_id], self._locks[session_id]
 
+    @contextlib.asynccontextmanager
+    async def _across(self, session_id:str):
+        "An exclusive `flock` on the session's lock file, polled without blocking the event loop."
+        if self.lock_dir is None: yield; return
+        import fcntl
+        fd = os.open(Path(self.lock_dir)/f"{hashlib.sha256(session_id.encode()).hexdigest()[:4]}.lock",
+                     os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            wait = 0.002
+            while True:
+                try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB); break
+                except BlockingIOError: await asyncio.sleep(wait); wait = min(2 * wait, 0.05)
+            yield
+        finally: os.close(fd)  # closing the file releases its lock
+
     def __len__(self) -> int: return len(self._locks)
+
+def turn_lock_dir(sessions:str) -> Path:
+    "The lock folder of a sessions store: shared by every `serve` process on this host that uses that store."
+    from gaia_mas.core.settings import cache_dir
+    return cache_dir()/"turn-locks"/hashlib.sha256(sessions.encode()).hexdigest()[:16]
+

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/rag/36_scripted.ipynb #2f1b1022
 from __future__ import annotations
-import asyncio, json, re, time
+import asyncio, functools, json, re, time
 from typing import Any, Sequence
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from ..core.testing import ScriptedChatModel
@@ -61,6 +61,7 @@ _ROLES = (("research agent", "research"), ("analysis agent", "analysis"), ("synt
 _STOP = set("what which when where does with from that this have about into your their there these those how why the and for are "
             "explain compare between using give show tell".split())
 
+@functools.lru_cache(maxsize=8192)
 def _stem(w:str) -> str: return re.sub(r"(ing|ed|ery|ies|es|s|y)$", "", w) if len(w) > 5 else w
 
 def _words(text:str) -> set[str]: return {_stem(w) for w in re.findall(r"[a-z][a-z]{2,}",
@@ -78,11 +79,11 @@ def _role(messages) -> str:
 
 def _best(docs:str, question:str, n:int=3) -> list[str]:
     "The `n` passages' best sentences for `question`, each with its citation."
-    out = []
+    out, qw = [], _words(question)
     for cit, text in _docs(docs):
         sents = [x for x in re.split(r"(?<=[.!?])\s+", text.split("```")[0]) if x.strip()] or [text]
-        s = max(sents, key=lambda x: len(_words(x) & _words(question)))
-        out.append((2 * len(_words(s) & _words(question)) + len(_words(text) & _words(question)),
+        s = max(sents, key=lambda x: len(_words(x) & qw))
+        out.append((2 * len(_words(s) & qw) + len(_words(text) & qw),
                     f"{s.strip()} [{cit}]"))
     return [s for k, s in sorted(out, key=lambda x: -x[0]) if k][:n]
 

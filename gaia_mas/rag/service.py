@@ -4,12 +4,13 @@
 
 # %% auto #0
 __all__ = ['log', 'Pattern', 'PATTERN_NAMES', 'MAX_QUESTION', 'MAX_BODY', 'MAX_CONCURRENCY', 'SESSION_RE', 'ROUTE_HOOKS',
-           'RESPONSES', 'SERVE_ENV', 'ChatRequest', 'AutoChatRequest', 'SequentialMetadata', 'ParallelMetadata',
-           'SupervisorMetadata', 'ChatResponse', 'SequentialResponse', 'ParallelResponse', 'SupervisorResponse',
-           'AutoResponse', 'create_app', 'serve_settings', 'app_from_env', 'cmd_serve']
+           'RESPONSES', 'SERVE_ENV', 'GC_THRESHOLDS', 'ChatRequest', 'AutoChatRequest', 'SequentialMetadata',
+           'ParallelMetadata', 'SupervisorMetadata', 'ChatResponse', 'SequentialResponse', 'ParallelResponse',
+           'SupervisorResponse', 'AutoResponse', 'RequestIds', 'create_app', 'serve_settings', 'settle_heap',
+           'app_from_env', 'cmd_serve']
 
 # %% ../../nbs/rag/39_service.ipynb #c2d84efc
-import asyncio, contextlib, functools, inspect, json, logging, os, re, secrets, time, uuid
+import asyncio, contextlib, functools, gc, inspect, json, logging, os, re, secrets, time, uuid
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Literal, Optional
 from fastapi import Depends, FastAPI, HTTPException, Request
@@ -21,7 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 from ..core.settings import default_sessions, redact
 from .system import build_system, open_sessions, preflight
-from .limits import TurnQueue, add_limits, server_options
+from .limits import TurnQueue, add_limits, server_options, turn_lock_dir
 from .openai_api import add_openai_routes
 from .documents_api import add_document_routes
 from .chat_page import add_chat_page
@@ -148,24 +149,41 @@ def _error(request:Request, status:int, error:str, **extra) -> JSONResponse:
     return JSONResponse({"error": error, "request_id": _rid(request), **extra}, status_code=status,
                         headers={"X-Request-ID": _rid(request)})
 
+class RequestIds:
+    "ASGI middleware: an `X-Request-ID` on every response, one log line per request, and an escaping error as JSON."
+    def __init__(self, app): self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http": return await self.app(scope, receive, send)
+        given, t0 = dict(scope.get("headers") or []).get(b"x-request-id", b"").decode("latin-1"), time.monotonic()
+        rid = scope.setdefault("state", {})["request_id"] = given if _RID_RE.fullmatch(given) else uuid.uuid4().hex[:16]
+        status, header = [], (b"x-request-id", rid.encode())
+        async def send_(msg):
+            if msg["type"] == "http.response.start":  # the id replaces any the route set
+                status.append(msg["status"])
+                msg = {**msg, "headers": [*(h for h in msg.get("headers") or [] if h[0].lower() != header[0]), header]}
+            await send(msg)
+        try: await self.app(scope, receive, send_)
+        except Exception as e:
+            if status: raise  # the response has begun: nothing else can be sent
+            return await self._failed(scope, receive, send, e, rid)
+        log.info("%s %s %s %.3fs request_id=%s", scope["method"], scope["path"], status[0] if status else "-",
+                 time.monotonic() - t0, rid)
+
+    async def _failed(self, scope, receive, send, e:Exception, rid:str):
+        "A 504 for a request that timed out, a 500 for any other error (its traceback in the log, not in the reply)."
+        request = Request(scope)
+        if isinstance(e, TimeoutError):
+            log.error("request %s %s timed out (request id %s)", scope["method"], scope["path"], rid)
+            resp = _error(request, 504, f"the request took over {request.app.state.request_timeout:g}s and was stopped")
+        else:
+            log.exception("request %s %s failed (request id %s)", scope["method"], scope["path"], rid, exc_info=e)
+            resp = _error(request, 500, "internal error: the request failed; quote the request id when reporting it")
+        await resp(scope, receive, send)
+
 def _add_error_handling(app:FastAPI, max_body:int):
     "Request ids on every response; 413, 422, 401 and 500 as JSON; nothing escapes as a stack trace."
-    @app.middleware("http")
-    async def request_id(request:Request, call_next):
-        given, t0 = request.headers.get("x-request-id", ""), time.monotonic()
-        request.state.request_id = given if _RID_RE.fullmatch(given) else uuid.uuid4().hex[:16]
-        try:
-            response = await call_next(request)
-            log.info("%s %s %s %.3fs request_id=%s", request.method, request.url.path, response.status_code,
-                     time.monotonic() - t0, _rid(request))
-        except TimeoutError:
-            log.error("request %s %s timed out (request id %s)", request.method, request.url.path, _rid(request))
-            return _error(request, 504, f"the request took over {request.app.state.request_timeout:g}s and was stopped")
-        except Exception:
-            log.exception("request %s %s failed (request id %s)", request.method, request.url.path, _rid(request))
-            return _error(request, 500, "internal error: the request failed; quote the request id when reporting it")
-        response.headers["X-Request-ID"] = _rid(request)
-        return response
+    app.add_middleware(RequestIds)  # a plain ASGI middleware: Starlette's `@app.middleware` costs a task per request
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request:Request, exc:RequestValidationError):
@@ -331,7 +349,7 @@ def create_app(system:Any, # a RagSystem, or a callable `checkpointer -> RagSyst
     app = FastAPI(title="gaia_mas RAG service", version="1.0", lifespan=lifespan,
                   description="Sequential, parallel and supervisor multi-agent workflows over a knowledge base.")
     app.state.request_timeout, app.state.sessions_kind = request_timeout, _sessions_kind(sessions)
-    app.state.turns = TurnQueue()  # one turn at a time per session, in arrival order
+    app.state.turns = TurnQueue(turn_lock_dir(sessions) if sessions else None)  # one turn at a time per session
     app.state.max_upload_mb = max_upload_mb
     if hasattr(system, "aask"): app.state.system = system  # ready now: in-process clients need no lifespan
     _add_error_handling(app, max_body)
@@ -349,10 +367,19 @@ def serve_settings(args:Any) -> dict:
             "max_retries", "rps", "latency", "max_upload_mb", "history_tokens", "session_ttl")
     return {k: getattr(args, k, None) for k in keys}
 
+GC_THRESHOLDS = (10_000, 10, 10)  # the collector's (young, middle, old) thresholds in a `serve` worker; Python's are (700, 10, 10)
+
+def settle_heap(thresholds:tuple=GC_THRESHOLDS) -> None:
+    "Once the service is built: its objects leave the cyclic collector's view (`gc.freeze`) and young collections run less often."
+    gc.collect(); gc.freeze(); gc.set_threshold(*thresholds)
+
+def _built_and_settled(settings:dict, saver:Any):
+    system = build_system(settings, saver); settle_heap(); return system
+
 def app_from_env() -> FastAPI:
     "The app factory uvicorn's workers call (`gaia_mas.rag.service:app_from_env`, `factory=True`)."
     settings = json.loads(os.environ.get(SERVE_ENV) or "{}")
-    return create_app(lambda saver: build_system(settings, saver), api_key=os.environ.get("GAIA_MAS_API_KEY") or None,
+    return create_app(functools.partial(_built_and_settled, settings), api_key=os.environ.get("GAIA_MAS_API_KEY") or None,
                       sessions=settings.get("sessions"), max_upload_mb=settings.get("max_upload_mb") or 25,
                       session_ttl=settings.get("session_ttl"))
 

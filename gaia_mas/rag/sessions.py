@@ -16,8 +16,8 @@ from ..core.settings import redact
 
 # %% auto #0
 __all__ = ['log', 'CHARS_PER_TOKEN', 'TURN_FIELDS', 'TRANSIENT', 'count_tokens', 'history_tokens', 'compact_turn', 'merge_turns',
-           'summarize_turns', 'fit_history', 'slim_checkpoints', 'BoundedRagSystem', 'checkpoint_time', 'store_kind',
-           'SessionInfo', 'list_sessions', 'storage_bytes', 'prune_sessions', 'expiring']
+           'summarize_turns', 'fit_history', 'slim_checkpoints', 'latest_values', 'BoundedRagSystem', 'checkpoint_time',
+           'store_kind', 'SessionInfo', 'list_sessions', 'storage_bytes', 'prune_sessions', 'expiring']
 
 # %% ../../nbs/rag/37a_sessions.ipynb #76398b10
 log = logging.getLogger(__name__)
@@ -129,6 +129,24 @@ def slim_checkpoints(saver:Any, # a LangGraph checkpointer
     return saver
 
 # %% ../../nbs/rag/37a_sessions.ipynb #20233883
+_LATEST = ("SELECT thread_id, type, checkpoint FROM checkpoints c WHERE checkpoint_ns = '' AND thread_id IN ({})"
+           " AND checkpoint_id = (SELECT max(checkpoint_id) FROM checkpoints"
+           " WHERE thread_id = c.thread_id AND checkpoint_ns = '')")
+
+async def latest_values(saver:Any, # a LangGraph checkpointer
+                        configs:Sequence[dict], # the threads' configs (`RagSystem.config`)
+                       ) -> list[dict]:
+    "The channel values of each thread's latest checkpoint ({} if it has none): on SQLite in one query, else one read each."
+    if not hasattr(getattr(saver, "conn", None), "execute_fetchall"):  # not aiosqlite: the saver's own reads
+        tups = [await saver.aget_tuple(c) for c in configs]
+        return [(t.checkpoint.get("channel_values") or {}) if t else {} for t in tups]
+    tids = [str(c["configurable"]["thread_id"]) for c in configs]
+    await saver.setup()
+    async with saver.lock:  # one trip to the connection's thread instead of four to six per thread
+        rows = await saver.conn.execute_fetchall(_LATEST.format(",".join("?" * len(tids))), tids)
+    got = {tid: saver.serde.loads_typed((kind, blob)) for tid, kind, blob in rows}
+    return [(got[t].get("channel_values") or {}) if t in got else {} for t in tids]
+
 @dataclass
 class BoundedRagSystem(RagSystem):
     "A `RagSystem` with bounded sessions: the history fits `history_tokens`; turns expire after `session_ttl` s."
@@ -141,11 +159,8 @@ class BoundedRagSystem(RagSystem):
 
     async def history(self, session_id:str) -> list[dict]:
         "The session's turns, merged from its threads' latest checkpoints."
-        threads = []
-        for p in self.graphs:
-            tup = await self.checkpointer.aget_tuple(self.config(session_id, p))
-            threads.append((tup.checkpoint.get("channel_values") or {}).get("history") if tup else [])
-        return merge_turns(*threads)
+        values = await latest_values(self.checkpointer, [self.config(session_id, p) for p in self.graphs])
+        return merge_turns(*(v.get("history") or [] for v in values))
 
     async def recall(self, session_id:str) -> tuple[list[dict], dict]:
         "The turns the models see, fitted to the budget, and what was done to fit them."

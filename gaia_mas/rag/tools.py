@@ -4,8 +4,8 @@
 
 # %% ../../nbs/rag/32_tools.ipynb #7b45c574
 from __future__ import annotations
-import json, logging
-from typing import Any, Optional
+import json, logging, typing
+from typing import Any, Callable, Optional
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.tools import BaseTool, StructuredTool
@@ -33,6 +33,11 @@ def format_hits(hits:Hits|list[Hit], # the search results
     return "\n\n".join(out) if out else "no passages found"
 
 # %% ../../nbs/rag/32_tools.ipynb #6c8cd7dd
+def _tool(fn:Callable, **kw) -> StructuredTool:
+    "A LangChain tool of `fn`, its annotations resolved once (LangChain reads them on every call, evaluating strings)."
+    fn.__annotations__ = typing.get_type_hints(fn)
+    return StructuredTool.from_function(fn, **kw)
+
 def _search_tool(kb:KnowledgeBase, name:str, description:str, mode:str, fallback:str, max_chars:int):
     "A search tool for one mode."
     def run(query:str, k:int=5, filters:Optional[dict]=None) -> tuple[str, list]:
@@ -42,7 +47,7 @@ def _search_tool(kb:KnowledgeBase, name:str, description:str, mode:str, fallback
             return f"{name} failed: {e}. Try {fallback} instead.", []
         return format_hits(hits, max_chars), [h.to_dict() for h in hits]
     run.__doc__ = description
-    return StructuredTool.from_function(run, name=name, description=description, response_format="content_and_artifact")
+    return _tool(run, name=name, description=description, response_format="content_and_artifact")
 
 def _metadata_tool(kb:KnowledgeBase, max_chars:int):
     def metadata_search_tool(filters:dict, query:str="", k:int=5) -> tuple[str, list]:
@@ -56,7 +61,7 @@ def _metadata_tool(kb:KnowledgeBase, max_chars:int):
     desc = ("Find passages by metadata. `filters` maps a field to a value (equality; on tags: contains), a list (any of), "
             "or operators {'gte','gt','lte','lt','prefix','in','eq'}: e.g. {'team': 'payments', 'year': {'gte': 2022}}. "
             f"Optional `query` ranks the matches. Fields: {fields}.")
-    return StructuredTool.from_function(metadata_search_tool, name="metadata_search_tool", description=desc,
+    return _tool(metadata_search_tool, name="metadata_search_tool", description=desc,
                                         response_format="content_and_artifact")
 
 # %% ../../nbs/rag/32_tools.ipynb #731b6918
@@ -88,7 +93,7 @@ def _summarize_tool(llm:BaseChatModel):
         "Condense a long context (e.g. retrieved passages) for a question, keeping the citation markers."
         try: return summarize(llm, text, question)
         except Exception as e: return f"summarize_tool failed: {e}. Use the passages as they are."
-    return StructuredTool.from_function(summarize_tool, name="summarize_tool")
+    return _tool(summarize_tool, name="summarize_tool")
 
 # %% ../../nbs/rag/32_tools.ipynb #e3ab55cd
 def make_rag_tools(kb:KnowledgeBase, # the knowledge base to search

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/rag/35_workflows.ipynb #8089ecc2
 from __future__ import annotations
-import asyncio, json, logging, re, time
+import asyncio, functools, json, logging, re, time
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable, Literal, Optional, Sequence
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
@@ -118,6 +118,12 @@ def finish(state:MultiAgentState) -> dict:
             "iteration_count": (state.get("iteration_count") or 0) + 1,
             "execution_time": round(time.time() - (state.get("started_at") or time.time()), 3)}
 
+def _inline(f:Callable) -> Callable:
+    "`f` as a coroutine function: LangGraph runs a plain function (node or route) in a worker thread, a hop that costs more than a small `f`."
+    @functools.wraps(f)
+    async def run(*args, **kw): return f(*args, **kw)
+    return run
+
 # %% ../../nbs/rag/35_workflows.ipynb #ab3f8e5d
 def after_research(state:MultiAgentState) -> str:
     "Analysis next, or straight to the end when research failed."
@@ -136,9 +142,9 @@ def sequential_workflow(llm, # one chat model, or a dict of models by agent name
     g.add_node("analysis", analysis_node(AnalysisAgent(_model(llm, "analysis"), summarize_tool=summarize,
                                                        limit=lim.llm_call)))
     g.add_node("synthesis", synthesis_node(SynthesisAgent(_model(llm, "synthesis"), limit=lim.llm_call)))
-    g.add_node("finish", finish)
+    g.add_node("finish", _inline(finish))
     g.add_edge(START, "research")
-    g.add_conditional_edges("research", after_research, ["analysis", "finish"])
+    g.add_conditional_edges("research", _inline(after_research), ["analysis", "finish"])
     g.add_edge("analysis", "synthesis"); g.add_edge("synthesis", "finish"); g.add_edge("finish", END)
     return g.compile(checkpointer=checkpointer, name="sequential_workflow")
 
@@ -227,9 +233,9 @@ def parallel_workflow(llm, tools:Sequence, checkpointer:Any=None, limits:Optiona
     g.add_node("parallel_branch", rewrite_node(_model(llm, "research"), lim.llm_call))
     for name in BRANCHES: g.add_node(name, branch_node(name, runs[name], lim.branch))
     g.add_node("evaluator", evaluator_node(EvaluatorAgent(_model(llm, "evaluator"), limit=lim.llm_call)))
-    g.add_node("finish", finish)
+    g.add_node("finish", _inline(finish))
     g.add_edge(START, "parallel_branch")
-    g.add_conditional_edges("parallel_branch", route_to_parallel_agents, list(BRANCHES))
+    g.add_conditional_edges("parallel_branch", _inline(route_to_parallel_agents), list(BRANCHES))
     g.add_edge(list(BRANCHES), "evaluator"); g.add_edge("evaluator", "finish"); g.add_edge("finish", END)
     return g.compile(checkpointer=checkpointer, name="parallel_workflow")
 
@@ -305,9 +311,9 @@ def supervisor_workflow(llm, tools:Sequence, checkpointer:Any=None, limits:Optio
     g = StateGraph(MultiAgentState)
     g.add_node("supervisor", supervisor_node(plan, _model(llm, "research"), lim.llm_call))
     for w in WORKERS: g.add_node(w, worker_node(w, Worker(w, _model(llm, "workers"), tools, limit=lim.llm_call)))
-    g.add_node("combine", combine_node(combine)); g.add_node("finish", finish)
+    g.add_node("combine", combine_node(combine)); g.add_node("finish", _inline(finish))
     g.add_edge(START, "supervisor")
-    g.add_conditional_edges("supervisor", route_to_workers, list(WORKERS))
+    g.add_conditional_edges("supervisor", _inline(route_to_workers), list(WORKERS))
     for w in WORKERS: g.add_edge(w, "combine")
     g.add_edge("combine", "finish"); g.add_edge("finish", END)
     return g.compile(checkpointer=checkpointer, name="supervisor_workflow")

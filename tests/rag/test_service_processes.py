@@ -62,6 +62,33 @@ def test_serve_with_two_workers(sample_kb_url, tmp_path):
         rs = [httpx.post(f"{url}/multiagent/sequential/chat", json={"question": Q, "session_id": f"w{i}"}, timeout=60) for i in range(4)]
         assert [r.status_code for r in rs] == [200] * 4
 
+async def _sqlite_conversations(url:str, sessions:int) -> list[dict]:
+    "`sessions` conversations of three turns at once, every request on a new connection (so both workers take turns)."
+    turns = ["What is a bulkhead?", "How should I size it?", "And what does it protect against?"]
+    async with httpx.AsyncClient(timeout=120, headers={"Connection": "close"}) as c:
+        async def talk(s):
+            rs = [await c.post(f"{url}/multiagent/sequential/chat", json={"question": q, "session_id": f"two-{s}"}) for q in turns]
+            assert [r.status_code for r in rs] == [200] * 3, [r.text for r in rs]
+            return rs[-1].json()
+        return await asyncio.gather(*(talk(s) for s in range(sessions)))
+
+def test_two_workers_share_sqlite_sessions(sample_kb_url, tmp_path):
+    "`--workers 2` on one SQLite sessions file: turns of one conversation land on either worker and see the earlier ones."
+    with serve("--kb", sample_kb_url, "--sessions", f"sqlite:///{tmp_path}/s.sqlite", "--workers", "2") as url:
+        last = asyncio.run(_sqlite_conversations(url, 16))
+        assert all(r["metadata"]["history"]["turns_kept"] == 2 for r in last), [r["metadata"]["history"] for r in last]
+        async def same_session(s):  # a client that does not wait: six turns of one session at once, on both workers
+            async with httpx.AsyncClient(timeout=120, headers={"Connection": "close"}) as c:
+                post = lambda: c.post(f"{url}/multiagent/sequential/chat", json={"question": Q, "session_id": s})
+                sent = await asyncio.gather(*(post() for _ in range(6)))
+                return [r.status_code for r in sent], (await post()).json()["metadata"]["history"]
+        for s in ("eager-1", "eager-2", "eager-3"):
+            codes, history = asyncio.run(same_session(s))
+            assert codes == [200] * 6, codes
+            # the seventh turn sees all six: none was lost to a turn running at once on the other worker
+            seen = sum(history.get(k, 0) for k in ("turns_kept", "turns_summarized", "turns_dropped", "turns_expired"))
+            assert seen == 6, history
+
 def test_two_processes_share_sessions_in_postgres(sample_kb_url, pg_url):
     "Turn one on server A, the follow-up on server B: B sees A's turn; a fresh session on B does not."
     with fresh_database(pg_url, f"sessions_{os.getpid()}") as sessions, \
