@@ -13,10 +13,10 @@ from ..core.guards import refuse_foreign_sqlite
 from ..core.settings import redact
 
 # %% auto #0
-__all__ = ['log', 'OPS', 'MODES', 'QUERY_VECTORS', 'Hit', 'Hits', 'citation_for', 'HashEmbeddings', 'embedding_name',
-           'default_embeddings', 'normalize_filters', 'query_terms', 'rrf', 'dedupe', 'spread', 'cached_query_vector',
-           'SemanticSearchOff', 'KnowledgeBase', 'sqlite_module', 'sqlite_where', 'SQLiteKB', 'pg_where', 'PostgresKB',
-           'open_kb']
+__all__ = ['log', 'OPS', 'MODES', 'QUERY_VECTORS', 'COMMON_TERM', 'PRUNE_MIN_CHUNKS', 'Hit', 'Hits', 'citation_for',
+           'HashEmbeddings', 'embedding_name', 'default_embeddings', 'normalize_filters', 'query_terms', 'rrf',
+           'dedupe', 'spread', 'cached_query_vector', 'SemanticSearchOff', 'KnowledgeBase', 'sqlite_module',
+           'sqlite_where', 'SQLiteKB', 'pg_where', 'PostgresKB', 'open_kb']
 
 # %% ../../nbs/rag/30_kb.ipynb #7835d0b3
 log = logging.getLogger(__name__)
@@ -619,6 +619,8 @@ create index if not exists chunk_terms_tsv on chunk_terms using gin(tsv);
 create table if not exists fields(name text primary key);
 create table if not exists embed_cache(model text, text_hash text, vector real[], primary key(model, text_hash));
 """
+# keyword search on a large table ranks only the chunks holding a term found in under COMMON_TERM of them
+COMMON_TERM, PRUNE_MIN_CHUNKS = 0.05, 20_000
 # a chunk's search terms: title and section weighted A, text D, English stemming
 _PG_TSV = ("setweight(to_tsvector('english', coalesce(c.metadata->>'title', '') || ' ' || "
            "coalesce(c.metadata->>'section', '')), 'A') || to_tsvector('english', c.text)")
@@ -658,7 +660,7 @@ class PostgresKB(KnowledgeBase):
                 ):
         try: import psycopg
         except ImportError: raise ImportError("the PostgreSQL knowledge base needs psycopg: pip install 'psycopg[binary]'") from None
-        self.url, self._local = url, threading.local()
+        self.url, self._local, self._stems = url, threading.local(), {}
         self._psycopg = psycopg
         try: self.db
         except psycopg.OperationalError as e: raise FileNotFoundError(f"cannot reach the knowledge base at {url}: {str(e).strip()[:300]}") from None
@@ -682,7 +684,7 @@ class PostgresKB(KnowledgeBase):
         return self._local.db
 
     def _write(self):
-        kb = self; self._missing = None
+        kb = self; self._missing = self._freq = None  # counts and term statistics move
         class _Tx:
             def __enter__(s): s.tx = kb.db.transaction(); s.tx.__enter__(); return kb.db.cursor()
             def __exit__(s, *exc): return s.tx.__exit__(*exc)
@@ -703,8 +705,34 @@ class PostgresKB(KnowledgeBase):
         if not terms: return []
         where, params = pg_where(conds)
         join = " join chunks c on c.id = t.id" if conds else ""  # filters need metadata; plain searches only terms
+        sel = self._selective(terms)  # rank only the chunks holding a selective term, when there is one
+        cand = "to_tsquery('simple', %s)" if sel else "q"
         return self._q(f"select t.id, ts_rank(t.tsv, q, 1) from chunk_terms t{join}, to_tsquery('english', %s) q "
-                       f"where t.tsv @@ q{where} order by 2 desc, t.id limit %s", [" | ".join(terms), *params, n])
+                       f"where t.tsv @@ {cand}{where} order by 2 desc, t.id limit %s",
+                       [" | ".join(terms), *([" | ".join("'" + l.replace("'", "''") + "'" for l in sel)] if sel else []),
+                        *params, n])
+
+    def _selective(self, terms:list[str]) -> list[str]:
+        "The query's lexemes found in under 5% of chunks, per the planner's statistics; none on small tables."
+        freq = self._lexeme_freq()
+        if not freq: return []
+        if len(self._stems) > 100_000: self._stems.clear()  # {word: its lexemes}, bounded
+        if new := [w for w in terms if w not in self._stems]:
+            self._stems.update(self._q("select w, array(select lexeme from unnest(to_tsvector('english', w))) "
+                                       "from unnest(%s::text[]) w", (new,)))
+        return sorted({l for w in terms for l in self._stems.get(w, []) if freq.get(l, 0) < COMMON_TERM})
+
+    def _lexeme_freq(self) -> dict[str, float]:
+        "{lexeme: share of chunks} of the commonest lexemes (ANALYZE's sample); {} under 20,000 chunks. Kept 60 s."
+        t, freq = getattr(self, "_freq", None) or (-1e9, {})
+        if time.monotonic() - t > 60:
+            rows = self._q("select most_common_elems::text::text[], most_common_elem_freqs from pg_stats s "
+                           "join pg_class c on c.oid = to_regclass('chunk_terms') where s.schemaname = current_schema() "
+                           "and s.tablename = 'chunk_terms' and s.attname = 'tsv' and c.reltuples >= %s",
+                           (PRUNE_MIN_CHUNKS,))
+            freq = dict(zip(rows[0][0], rows[0][1])) if rows and rows[0][0] else {}
+            self._freq = (time.monotonic(), freq)
+        return freq
 
     def _vector(self, vec, n, conds):
         where, params = pg_where(conds)

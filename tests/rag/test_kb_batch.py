@@ -163,3 +163,25 @@ def test_bulk_load_defers_the_vector_index(pg_url, caplog):
         kb.db.execute("drop index chunks_hnsw")  # a bulk load killed before its end
         with caplog.at_level(logging.WARNING, logger="gaia_mas.rag.kb"), open_kb(url) as again:
             assert index(again) and "interrupted bulk load" in caplog.text
+
+
+def test_postgres_keyword_search_ranks_chunks_with_a_selective_term(pg_url, monkeypatch):
+    "On a large table, keyword search ranks only chunks holding a lexeme found in under COMMON_TERM of them."
+    import gaia_mas.rag.kb as K
+    from pg_server import fresh_database
+    with fresh_database(pg_url, "kb_prune") as url, open_kb(url, HashEmbeddings(32)) as kb:
+        ingest(kb, [sample_dir()/"docs"], embed=False)
+        kb.db.execute("analyze chunk_terms")
+        q = "circuit breaker bulkhead"
+        every = kb.search(q, mode="keyword", k=200, diverse=False)
+        plain = [h.chunk_id for h in every[:8]]
+        assert kb._selective(K.query_terms(q)) == []  # a small table: nothing is pruned
+        monkeypatch.setattr(K, "PRUNE_MIN_CHUNKS", 0); monkeypatch.setattr(K, "COMMON_TERM", 0.1); kb._freq = None
+        freq = kb._lexeme_freq()
+        assert freq["circuit"] > K.COMMON_TERM > freq.get("bulkhead", 0), freq  # statistics from ANALYZE
+        assert kb._selective(K.query_terms(q)) == ["bulkhead"]
+        pruned = [h.chunk_id for h in kb.search(q, mode="keyword", k=8, diverse=False)]
+        # the same ranking, over the chunks holding the selective term only
+        assert pruned == [h.chunk_id for h in every if "bulkhead" in h.text.lower()][:8] != plain
+        monkeypatch.setattr(K, "COMMON_TERM", 2.0); kb._freq = None  # every term selective: the plain ranking
+        assert [h.chunk_id for h in kb.search(q, mode="keyword", k=8, diverse=False)] == plain
