@@ -232,7 +232,7 @@ class KnowledgeBase:
         elif mode == "semantic": scored = self._vector(vec, n, conds)
         else: scored = rrf([[i for i, _ in self._keyword(query_terms(query), n, conds)], [i for i,
                 _ in self._vector(vec, n, conds)]])
-        if diverse: scored = spread(scored[:n], k, key=lambda x, src=self._sources([i for i, _ in scored[:n]]): src.get(x[0]))
+        if diverse: scored = self._spread(scored[:n], k)
         hits = self._distinct(scored[:n], k)
         if not hits: warnings.append(f"no passages matched {query!r}" + (f" with filters {filters}" if filters else ""))
         return Hits(hits, warnings)
@@ -244,6 +244,11 @@ class KnowledgeBase:
         if not filters: raise ValueError("metadata search needs at least one filter, e.g. {'team': 'payments'}")
         hits = self._hits([(i, 1.0) for i in self._filtered(k, normalize_filters(filters, self.fields()))])
         return Hits(hits, [] if hits else [f"no passages have metadata matching {filters}"])
+
+    def _spread(self, scored:Sequence[tuple[int, float]], k:int) -> list[tuple[int, float]]:
+        "`spread` over (id, score) pairs, their sources read in one query."
+        src = self._sources([i for i, _ in scored])
+        return spread(scored, k, key=lambda x: src.get(x[0]))
 
     def _distinct(self, scored:Sequence[tuple[int, float]], k:int) -> list[Hit]:
         "`dedupe(self._hits(scored), k=k)`, reading the rows past the first few only when repeats leave fewer than `k`."
@@ -621,6 +626,7 @@ create table if not exists embed_cache(model text, text_hash text, vector real[]
 """
 # keyword search on a large table ranks only the chunks holding a term found in under COMMON_TERM of them
 COMMON_TERM, PRUNE_MIN_CHUNKS = 0.05, 20_000
+def _quoted(lexeme:str) -> str: return "'" + lexeme.replace("'", "''") + "'"  # for to_tsquery
 # a chunk's search terms: title and section weighted A, text D, English stemming
 _PG_TSV = ("setweight(to_tsvector('english', coalesce(c.metadata->>'title', '') || ' ' || "
            "coalesce(c.metadata->>'section', '')), 'A') || to_tsvector('english', c.text)")
@@ -709,8 +715,7 @@ class PostgresKB(KnowledgeBase):
         cand = "to_tsquery('simple', %s)" if sel else "q"
         return self._q(f"select t.id, ts_rank(t.tsv, q, 1) from chunk_terms t{join}, to_tsquery('english', %s) q "
                        f"where t.tsv @@ {cand}{where} order by 2 desc, t.id limit %s",
-                       [" | ".join(terms), *([" | ".join("'" + l.replace("'", "''") + "'" for l in sel)] if sel else []),
-                        *params, n])
+                       [" | ".join(terms), *([" | ".join(_quoted(l) for l in sel)] if sel else []), *params, n])
 
     def _selective(self, terms:list[str]) -> list[str]:
         "The query's lexemes found in under 5% of chunks, per the planner's statistics; none on small tables."
