@@ -37,8 +37,9 @@ test-nbs: check-venv
 test-py: check-venv
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-lint: check-venv  ## the import layers (.importlinter): core below two independent systems below the entry points
+lint: check-venv  ## the import layers (.importlinter), and no name that hides a module-level one (pylint)
 	$(BIN)/lint-imports
+	$(BIN)/pylint --rcfile=.pylintrc gaia_mas
 
 docs-check: check-venv  ## the docs process without errors (nbdev_proc_nbs, with a no-op quarto)
 	bash tools/check_docs.sh

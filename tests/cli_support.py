@@ -14,6 +14,13 @@ def cli_env(**extra) -> dict:
     return {**env, "OPIK_TRACK_DISABLE": "true", "NO_PROXY": "127.0.0.1,localhost", **extra}
 
 
+def newcomer_env(home, **extra) -> dict:
+    "The environment of a new user: HOME is `home` (made empty), no cache or knowledge-base setting, no key."
+    home.mkdir(parents=True, exist_ok=True)
+    drop = ("GAIA_MAS_CACHE", "GAIA_MAS_KB", "GAIA_MAS_SESSIONS", "XDG_CACHE_HOME", "GAIA_MAS_EMBEDDINGS")
+    return {k: v for k, v in cli_env(HOME=str(home), **extra).items() if k not in drop or k in extra}
+
+
 def gaia(*args, timeout=120, **kw) -> subprocess.CompletedProcess:
     "Run `gaia-mas ARGS` in a subprocess and wait for it."
     return subprocess.run([*GAIA, *map(str, args)], capture_output=True, text=True, timeout=timeout, env=cli_env(), **kw)

@@ -1,7 +1,7 @@
 "Smoke tests of the `gaia-mas` command as users run it: separate processes, offline."
 import json, shutil, subprocess
 import pytest
-from cli_support import FIXTURE, GAIA, cli_env, dry, gaia  # noqa: F401 (dry is a fixture)
+from cli_support import FIXTURE, GAIA, cli_env, dry, gaia, newcomer_env  # noqa: F401 (dry is a fixture)
 
 
 def test_console_script_is_installed():
@@ -110,3 +110,27 @@ def test_rag_commands_are_hooked_in():
     if importlib.util.find_spec("gaia_mas.rag.cli") is None: pytest.skip("no gaia_mas.rag.cli in this build")
     r = gaia("--help")
     assert r.returncode == 0 and "rag" in r.stdout and "serve" in r.stdout
+
+
+@pytest.mark.parametrize("extra", [[], ["--votes", "3"], ["--repeats", "2"]])
+def test_run_as_a_new_user_types_it(tmp_path, extra):
+    "A fresh HOME and no cache flag: the checkpoints go to ~/.cache/gaia_mas, and the run answers."
+    split = tmp_path/"split"; split.mkdir()
+    (split/"metadata.jsonl").write_text(json.dumps({"task_id": "s1", "Question": "What is 6 times 7?", "Level": 1,
+                                                    "Final answer": "42", "file_name": ""}) + "\n")
+    env = newcomer_env(tmp_path/"home")
+    r = subprocess.run([*GAIA, "run", "split", "--provider", "scripted", "--out", "res.jsonl", *extra], cwd=tmp_path,
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path/"res.jsonl").read_text().count("\n") >= 1
+    assert (tmp_path/"home"/".cache"/"gaia_mas"/"checkpoints.sqlite").exists()
+
+
+def test_run_with_the_cache_variable(tmp_path):
+    split = tmp_path/"split"; split.mkdir()
+    (split/"metadata.jsonl").write_text(json.dumps({"task_id": "s1", "Question": "Q?", "Level": 1}) + "\n")
+    env = newcomer_env(tmp_path/"home", GAIA_MAS_CACHE=str(tmp_path/"c"))
+    r = subprocess.run([*GAIA, "run", "split", "--provider", "scripted", "--out", "res.jsonl"], cwd=tmp_path,
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path/"c"/"checkpoints.sqlite").exists() and not (tmp_path/"home"/".cache").exists()

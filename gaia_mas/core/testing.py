@@ -158,7 +158,7 @@ class LiveServer:
                 ): self.app, self.host, self.timeout = app, host, timeout
 
     def __enter__(self) -> str:
-        import socket, threading, uvicorn
+        import socket, uvicorn
         self.sock = socket.socket(); self.sock.bind((self.host, 0))
         self.server = uvicorn.Server(uvicorn.Config(self.app, log_config=None, log_level="warning", lifespan="on",
                                                     timeout_graceful_shutdown=5))

@@ -110,13 +110,13 @@ async def list_tools(self:MCPSession, cursor:Optional[str]=None, **kw):
 @patch
 async def aclose(self:MCPSession):
     "Close the session, and with it the server's browser context."
-    async def close():
+    async def _close():
         if self._stop is not None: self._stop.set()
         if self._task is not None:
             try: await asyncio.wait_for(self._task, 10)
             except BaseException: self._task.cancel()
         self._session = self._task = self._stop = None
-    await on_mcp_loop(close())
+    await on_mcp_loop(_close())
 
 @patch
 def close(self:MCPSession):

@@ -15,7 +15,8 @@ from gaia_mas.gaia.state import (
     PLANNER_OUTPUT_SCHEMA,
     RESEARCHER_OUTPUT_SCHEMA,
 )
-from ..core.utils import load_prompt_from_file, prompts_dir
+from ..core import utils
+from ..core.utils import load_prompt_from_file
 
 # %% auto #0
 __all__ = ['log', 'PROMPT_FILES', 'DEFAULT_MAX_TOKENS', 'load_baseline_prompts', 'make_agent_configs', 'read_jsonl_file',
@@ -42,7 +43,7 @@ def load_baseline_prompts(prompts_dir:Optional[str|Path]=None, # a folder of pro
     log.info("Loading prompts from %s", folder)
     return {name: load_prompt_from_file(folder/fname) for name, fname in PROMPT_FILES.items()}
 
-def _default_prompts() -> Path: return prompts_dir("baseline")
+def _default_prompts() -> Path: return utils.prompts_dir("baseline")
 
 # %% ../../nbs/gaia/12_config.ipynb #5ff59439
 DEFAULT_MAX_TOKENS = {"planner": 1024, "researcher": 2048, "expert": 2048, "critic": 512, "finalizer": 1024}

@@ -16,6 +16,7 @@ from .graph import AGENTS, create_multi_agent_graph
 from ..core.llm import llm_factory
 from .scoring import normalize_answer, question_scorer
 from ..core.schema import AgentConfig
+from ..core.settings import cache_dir
 from .tasks import ResultWriter, is_failed
 from ..core.testing import ScriptedChatModel
 from .scripted import happy_path_responder, noisy_responder
@@ -255,12 +256,12 @@ def call_within(f:Callable[[], Any], # what to run
 
 # %% ../../nbs/gaia/26_runner.ipynb #7c8bac4d
 @contextlib.contextmanager
-def open_checkpointer(cache_dir:Optional[str|Path]=None, # folder of checkpoints.sqlite; `cache_dir()` if None
+def open_checkpointer(folder:Optional[str|Path]=None, # folder of checkpoints.sqlite; `cache_dir()` if None
                       memory:bool=False, # keep checkpoints in memory instead
                      ):
     "A LangGraph checkpointer: SQLite on one file in the cache folder, or in memory."
     if memory: yield InMemorySaver(); return
-    folder = Path(cache_dir or cache_dir()); folder.mkdir(parents=True, exist_ok=True)
+    folder = Path(folder or cache_dir()); folder.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(folder/"checkpoints.sqlite", check_same_thread=False, timeout=30)
     conn.execute("PRAGMA journal_mode=WAL"); conn.execute("PRAGMA synchronous=NORMAL")
     try: yield SqliteSaver(conn)

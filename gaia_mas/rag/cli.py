@@ -135,7 +135,6 @@ def cmd_stats(args:argparse.Namespace) -> int:
 
 def cmd_rag_ask(args:argparse.Namespace) -> int:
     "gaia-mas rag ask: answer a question with the RAG workflows (gaia_mas.rag.workflows)."
-    from gaia_mas.rag.cli import cmd_ask
     return cmd_ask(args)
 
 def cmd_serve(args:argparse.Namespace) -> int:
@@ -145,7 +144,6 @@ def cmd_serve(args:argparse.Namespace) -> int:
 
 async def _sessions(args) -> dict:
     "The work of `rag sessions` on the store `serve` uses: a listing, or a prune report (gaia_mas.rag.sessions)."
-    from gaia_mas.core.settings import redact
     from gaia_mas.rag.sessions import list_sessions, prune_sessions, storage_bytes
     from gaia_mas.rag.system import open_sessions
     url = args.sessions or default_sessions(getattr(args, "kb", None))
@@ -243,7 +241,6 @@ def print_answer(r:dict) -> None:
 
 def cmd_ask(args) -> int:
     "`gaia-mas rag ask`: answer one question; 0 answered, 1 the run ended in an error, 2 bad input or setup."
-    import sys
     from gaia_mas.core.llm import MissingAPIKeyError
     try: r = run_sync(_ask_once(args, dict(vars(args))))
     except (ValueError, MissingAPIKeyError, FileNotFoundError, ImportError, OSError) as e:

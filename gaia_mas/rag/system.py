@@ -134,8 +134,6 @@ def build_system(settings:dict, # the options, as `gaia-mas serve` hands them to
 def preflight(settings:dict) -> Optional[str]:
     "What stops `serve` from starting (the knowledge base does not open, a model has no key), before uvicorn starts; None if nothing."
     from gaia_mas.rag.kb import open_kb
-    from gaia_mas.core.settings import kb_url
-    from gaia_mas.rag.system import rag_llms
     opts = {k: v for k, v in settings.items() if v is not None and k != "sessions"}
     try: rag_llms(opts)
     except Exception as e: return f"the models cannot be built: {e} (or use --provider scripted for a dry run)"
