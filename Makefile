@@ -7,7 +7,7 @@ BIN := $(abspath $(VENV))/bin
 export PATH := $(BIN):$(PATH)
 export VIRTUAL_ENV := $(abspath $(VENV))
 export OPIK_TRACK_DISABLE ?= true
-# What the test targets run; e.g. make test NB_ARGS="--path nbs/gaia/28_cli.ipynb" PYTEST_ARGS="-q tests/test_cli.py"
+# What the test targets run; e.g. make test NB_ARGS="--path nbs/gaia/28_cli.ipynb" PYTEST_ARGS="-q tests/gaia/test_cli.py"
 NB_ARGS ?= --n_workers 2
 PYTEST_ARGS ?= -q tests
 

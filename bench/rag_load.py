@@ -21,7 +21,7 @@ os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
 import httpx, psutil  # noqa: E402
 
 HERE = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(HERE/"tests"/"rag")); sys.path.insert(0, str(HERE/"bench"))
+sys.path.insert(0, str(HERE/"tests"/"support")); sys.path.insert(0, str(HERE/"bench"))
 from rag_service import ENDPOINTS, Q, Sampler, free_port, pct, table  # noqa: E402
 from rag_service import server as serve_scripted  # noqa: E402
 

@@ -19,7 +19,7 @@ import argparse, contextlib, json, os, random, statistics, sys, tempfile, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT/"tests"/"rag"))
+sys.path.insert(0, str(ROOT/"tests"/"support"))
 os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one BLAS thread, like the database engines; threads fighting over 2 shared cores made NumPy's times erratic
 

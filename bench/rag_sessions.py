@@ -19,7 +19,7 @@ from pathlib import Path
 
 os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
 HERE = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(HERE/"tests"/"rag"))
+sys.path.insert(0, str(HERE/"tests"/"support"))
 
 FILL = r'''
 import asyncio, json, resource, sys, time

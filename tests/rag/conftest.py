@@ -4,8 +4,7 @@ import itertools, os, sys
 from pathlib import Path
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from pg_server import fresh_database, pg_bin_dir, postgres_server  # noqa: E402
+from pg_server import fresh_database, pg_bin_dir, postgres_server
 
 _n = itertools.count()
 

@@ -13,7 +13,7 @@ from gaia_mas.rag.system import make_rag_system
 CHROMIUM = "/usr/bin/chromium"
 KEY = "page-key"
 SHOT = os.environ.get("GAIA_MAS_CHAT_SCREENSHOT")  # where to keep the screenshot; the test's tmp folder if unset
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="no system chromium at /usr/bin/chromium")
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="no system chromium at /usr/bin/chromium")]
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):

@@ -13,7 +13,9 @@ from gaia_mas.gaia.research_tools import get_research_tools
 from gaia_mas.core.testing import ScriptedChatModel
 from gaia_mas.core.utils import run_sync
 
-ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT/"tools"/"mcp"/"node_modules"/".bin"/"playwright-mcp"
 MISSING = [what for what, ok in (("chromium", shutil.which("chromium")), ("@playwright/mcp", SERVER.exists())) if not ok]
 if MISSING and not os.environ.get("CI"):

@@ -4,6 +4,9 @@ while the other questions of the batch are answered."""
 import contextlib, json, os, socket, subprocess, sys, textwrap, threading, time
 from langchain_core.messages import SystemMessage
 from gaia_mas.gaia.scripted import happy_path_responder
+import pytest
+
+pytestmark = pytest.mark.security
 
 GAIA = [sys.executable, "-c", "import sys; from gaia_mas.cli import main; sys.exit(main())"]
 HANG = "never-answered"

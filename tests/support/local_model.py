@@ -2,7 +2,7 @@
 import contextlib, subprocess, sys, threading
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 180  # seconds for the server to assemble the model (first run only) and load it
 
 

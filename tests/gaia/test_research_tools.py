@@ -8,7 +8,7 @@ from gaia_mas.core.testing import ScriptedChatModel
 from gaia_mas.core.utils import run_sync
 from gaia_mas.gaia.web_tools import cache_get, cache_put, tavily_tool, wikipedia_tool, youtube_transcript_tool
 
-SAMPLES = Path(__file__).resolve().parents[1]/"nbs"/"samples"
+SAMPLES = Path(__file__).resolve().parents[2]/"nbs"/"samples"
 
 @pytest.mark.parametrize("name, expect", [("sample.txt", "heron"), ("sample.py", "fib(20)"), ("sample.csv", "Porto,1530"),
     ("sample.json", '"station": "B7"'), ("sample.jsonld", "A Year of Tides"), ("sample.pdf", "--- Page 3 of 3 ---"),

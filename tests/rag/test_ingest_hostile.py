@@ -6,6 +6,8 @@ import pytest
 
 from rag_serve import run_measured
 
+pytestmark = pytest.mark.security
+
 BOMB = """---
 a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
 b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]

@@ -15,6 +15,8 @@ import pytest
 from gaia_mas.core.testing import ScriptedChatModel
 from gaia_mas.core.utils import run_sync
 
+pytestmark = pytest.mark.security
+
 ROOT = Path(__file__).resolve().parents[2]
 GAIA = [sys.executable, "-c", "import sys; from gaia_mas.cli import main; sys.exit(main())"]
 CANARY, OTHER = f"CANARY-{secrets.token_hex(6)}", f"OTHER-TASK-{secrets.token_hex(6)}"

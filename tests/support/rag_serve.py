@@ -3,8 +3,7 @@ import contextlib, os, signal, subprocess, sys, threading, time
 from pathlib import Path
 import httpx, psutil
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]/"rag"))
-from pg_server import free_port  # noqa: E402
+from pg_server import free_port
 
 SERVE = [sys.executable, "-c", "import sys; from gaia_mas.cli import main; sys.exit(main())", "serve"]
 

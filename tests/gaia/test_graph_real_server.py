@@ -5,7 +5,7 @@ llama.cpp's OpenAI-compatible server (from the `xllamacpp` wheel) runs Gemma 3 2
 The model is a small base model, so the answers are not checked; what must hold with any model is:
 every agent's JSON parses or is repaired (or the agent fails cleanly and the question ends with the
 failure answer), tool calls reach the tools, no reply runs past its max_tokens, and the question ends
-within its deadline. Run with `pytest -s tests/test_real_server.py` to see the calls, tokens, times and
+within its deadline. Run with `pytest -s tests/gaia/test_graph_real_server.py` to see the calls, tokens, times and
 how each agent's JSON was obtained.
 """
 from __future__ import annotations
@@ -25,6 +25,8 @@ from gaia_mas.gaia.state import FAILURE_ANSWER
 from gaia_mas.core.utils import deadline_scope
 
 from local_model import local_model_server
+
+pytestmark = pytest.mark.real_server
 
 MAX_TOKENS = {"planner": 128, "researcher": 96, "expert": 96, "critic": 96, "finalizer": 96}
 QUESTION_DEADLINE = 300  # seconds: generous (about a minute on two idle cores); past it the question ends with the failure answer

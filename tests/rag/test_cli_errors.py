@@ -7,6 +7,8 @@ import pytest
 
 from rag_serve import run_measured
 
+pytestmark = pytest.mark.security
+
 COMMANDS = [("search", "breaker"), ("stats",), ("rm", "/nowhere"), ("ingest", "{docs}")]
 
 

@@ -8,6 +8,8 @@ from gaia_mas.gaia import expert_tools as et
 from gaia_mas.gaia.expert_tools import PythonSession, SandboxError, python_repl_tool, python_session
 from gaia_mas.core.utils import deadline_scope
 
+pytestmark = pytest.mark.security
+
 BWRAP_PROBLEM = et._bwrap_problem(shutil.which("bwrap") or "")
 needs_bwrap = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"bubblewrap unavailable: {BWRAP_PROBLEM}")
 CANARIES = {"OPENAI_API_KEY": "sk-canary-openai-1f2e3d", "TAVILY_API_KEY": "tvly-canary-4c5b6a"}

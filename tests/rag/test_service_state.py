@@ -6,6 +6,8 @@ import httpx, pytest
 from gaia_mas.rag.service import create_app
 from gaia_mas.rag.system import make_rag_system, open_sessions
 
+pytestmark = pytest.mark.security
+
 Q = "What is a circuit breaker?"
 
 

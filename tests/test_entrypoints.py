@@ -4,9 +4,9 @@ import asyncio, contextlib, os, shutil, signal, subprocess, sys, time
 from pathlib import Path
 import httpx, pytest
 
-from pg_server import free_port  # tests/rag is on sys.path through its conftest
+from pg_server import free_port  # tests/support is on sys.path (pytest.ini)
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 LANGGRAPH = shutil.which("langgraph", path=str(Path(sys.executable).parent)) or shutil.which("langgraph")
 
 @contextlib.contextmanager

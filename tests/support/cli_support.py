@@ -3,7 +3,7 @@ import os, subprocess, sys
 from pathlib import Path
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO.parent/"shared"/"fixtures"/"gaia-l1-origin-run.jsonl"
 GAIA = [sys.executable, "-c", "import sys; from gaia_mas.cli import main; sys.exit(main())"]
 

@@ -5,6 +5,8 @@ import httpx, pytest
 
 from rag_serve import PeakRSS, serve
 
+pytestmark = pytest.mark.security
+
 KEY = "k-secret-7f3a"
 
 

@@ -8,7 +8,9 @@ import json, os, shutil, socket, subprocess, sys, time, urllib.request
 from pathlib import Path
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT/"tests"/"out"
 CHROMIUM = os.environ.get("GAIA_MAS_CHROMIUM", "/usr/bin/chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",

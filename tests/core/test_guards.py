@@ -1,6 +1,9 @@
 """A parsing worker must never keep a process from exiting: not the main process, and not a multiprocessing child
 (nbdev_test runs notebooks in a pool of them), which skips atexit handlers but waits for its own children."""
 import multiprocessing, subprocess, sys, textwrap
+import pytest
+
+pytestmark = pytest.mark.security
 
 
 def _child():
