@@ -21,6 +21,7 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 from ..core.settings import default_sessions, redact
+from ..core.utils import exit_with_parent
 from .system import build_system, open_sessions, preflight
 from .limits import TurnQueue, add_limits, server_options, turn_lock_dir
 from .openai_api import add_openai_routes
@@ -378,6 +379,7 @@ def _built_and_settled(settings:dict, saver:Any):
 
 def app_from_env() -> FastAPI:
     "The app factory uvicorn's workers call (`gaia_mas.rag.service:app_from_env`, `factory=True`)."
+    exit_with_parent()  # a `--workers` process ends with the `serve` process that started it, even one killed
     settings = json.loads(os.environ.get(SERVE_ENV) or "{}")
     return create_app(functools.partial(_built_and_settled, settings), api_key=os.environ.get("GAIA_MAS_API_KEY") or None,
                       sessions=settings.get("sessions"), max_upload_mb=settings.get("max_upload_mb") or 25,
