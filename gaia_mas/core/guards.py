@@ -4,7 +4,8 @@
 
 # %% ../../nbs/core/04a_guards.ipynb #d23db484
 from __future__ import annotations
-import concurrent.futures as cf, contextlib, json, logging, multiprocessing, multiprocessing.util, os, stat, sys, threading, types
+import concurrent.futures as cf, contextlib, json, logging, multiprocessing, multiprocessing.util, os, stat, sys
+import threading, types
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,7 +106,7 @@ def _refuse_kind(mode:int, name:str) -> None:
 def check_regular(path:str|Path, # the file about to be read (links are followed)
                   max_bytes:Optional[int]=None, # the largest size accepted; any when None
                  ) -> os.stat_result:
-    "The file's status, when it is a regular file of at most `max_bytes`; else `UnsafeDocument`, before any byte is read."
+    "The file's status if it is a regular file of at most `max_bytes`; else `UnsafeDocument`, before any byte is read."
     st, name = os.stat(path), Path(path).name
     _refuse_kind(st.st_mode, name)
     if max_bytes is not None and st.st_size > max_bytes:

@@ -68,7 +68,7 @@ _MAX_QTY, _MAX_UNIT = 200, 100
 _EXPONENT = re.compile(r"\s*[-+]?\d{1,3}(?:\.\d{1,3})?(?![\d.])(?!\s*(?:\*\*|\^))")  # a small number, not raised again
 
 def _bad_power(text:str) -> bool:
-    "Whether `text` raises anything but a unit name to a small plain number (pint would compute `9**9**9` exactly, for ever)."
+    "Whether `text` raises anything but a unit name to a small number (pint computes `9**9**9` exactly, for ever)."
     for m in re.finditer(r"\*\*|\^", text):
         before = text[:m.start()].rstrip()
         if not before or not (before[-1].isalpha() or before[-1] == "_") or not _EXPONENT.match(text, m.end()):
@@ -82,7 +82,8 @@ def _check_unit_text(text:str, what:str, limit:int):
         raise ValueError(f"The {what} is {len(text):,} characters long; at most {limit} are accepted.")
     if _bad_power(text):
         raise ValueError(
-            f"Powers in the {what} must raise a unit name to a plain number of at most 3 digits, as in 'm**2/s**2' or 's^-1'."
+            f"Powers in the {what} must raise a unit name to a plain number of at most 3 digits, "
+            "as in 'm**2/s**2' or 's^-1'."
         )
 
 def _quantity(text:str):
@@ -127,7 +128,7 @@ _BIG_ARG = {
 _MAX_BITS, _MAX_CHARS, _MAX_NODES, _MAX_DEPTH, _MAX_SHOWN = 100_000, 1_000, 400, 40, 1_000
 
 def _check_tree(tree:ast.AST):
-    "Refuse, before anything is computed, a tree that is too big or too deep, or that builds a list anywhere but as the argument of `min`, `max`, `sum`, `fsum` or `prod`."
+    "Refuse, before anything is computed, a tree too big or too deep, or a list not the argument of `min`, `max`..."
     todo, seen = [(tree, 0, False)], 0
     while todo:
         node, depth, list_ok = todo.pop()
@@ -189,7 +190,7 @@ def _eval(node):
     raise ValueError(f"not allowed in a calculator expression: {ast.dump(node)[:60]}")
 
 def _show(x) -> str:
-    "The result as text: integers too long to print in full in scientific notation, everything cut to a few hundred characters."
+    "The result as text: an integer too long to print in scientific notation, anything cut to a thousand characters."
     if isinstance(x, int) and not isinstance(x, bool) and x.bit_length() > 13_000:  # Python prints at most 4,300 digits
         e = int(math.log10(abs(x))); m = abs(x) // 10 ** max(e - 15, 0)
         return f"{'-' if x < 0 else ''}{str(m)[0]}.{str(m)[1:16]}e+{e} (an integer of about {e + 1:,} digits)"
@@ -276,7 +277,7 @@ _SAFE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHOND
              "MKL_NUM_THREADS": "1", "TMPDIR": "/tmp"}
 
 def _sandbox_env(home:str, marker:str) -> dict:
-    "The whole environment of the sandbox, bubblewrap's own included: a few harmless settings, never the runner's (API keys...)."
+    "The whole environment of the sandbox, bubblewrap's too: a few harmless settings, never the runner's (API keys)."
     return _SAFE_ENV | {"HOME": home, "GAIA_MAS_SANDBOX_SESSION": marker}
 
 # %% ../../nbs/gaia/13_expert_tools.ipynb #8e7c874c
@@ -331,7 +332,7 @@ def _parents(paths:Iterable[str]) -> list[str]:
 SCRATCH = "/tmp/work"  # the code's working folder and HOME inside the sandbox, on its private tmpfs
 
 def _namespaces() -> list[str]:
-    "bwrap's namespace options: all of them for a user; as root all but the user namespace (the worker drops to nobody)."
+    "bwrap's namespace options: all for a user; as root all but the user namespace (the worker drops to nobody)."
     if os.geteuid(): return ["--unshare-all"]
     return ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
             "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
@@ -340,10 +341,11 @@ def _bwrap_command(bwrap:str, # the bwrap program
                    files:Iterable[str]=(), # files the code may read, each bound alone
                    scratch_mb:int=256, # the size of the private /tmp, the only place the code may write
                   ) -> list[str]:
-    "The bubblewrap command line that starts the worker with nothing but the system, Python, `files` and a private /tmp."
+    "The bubblewrap command line that starts the worker with only the system, Python, `files` and a private /tmp."
     shm = min(16, max(1, scratch_mb // 8))  # /dev/shm, for multiprocessing's semaphores, takes its share of the files
     cmd = [bwrap, *_namespaces(), "--die-with-parent", "--new-session", *_system_binds(), "--proc", "/proc"]
-    cmd += ["--dev", "/dev", "--size", str(shm * 2**20), "--perms", "1777", "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+    cmd += ["--dev", "/dev", "--size", str(shm * 2**20), "--perms", "1777", "--tmpfs", "/dev/shm"]
+    cmd += ["--remount-ro", "/dev"]  # the rest of /dev, a tmpfs of no size limit, is read-only
     cmd += ["--size", str((scratch_mb - shm) * 2**20), "--perms", "1777", "--tmpfs", "/tmp"]
     cmd += ["--perms", "1777", "--dir", SCRATCH, "--chdir", SCRATCH]
     for d in _parents(_python_dirs()): cmd += ["--perms", "0755", "--dir", d]  # bwrap would make them 0700
@@ -375,8 +377,8 @@ def _unisolated_line(problem:str) -> str:
     if problem.startswith("GAIA_MAS_SANDBOX="): fix = "unset GAIA_MAS_SANDBOX to run it under bubblewrap"
     elif "not installed" in problem: fix = "install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap)"
     else: fix = "make bubblewrap work here (it needs unprivileged user namespaces)"
-    return (f"gaia-mas: warning: model-written Python runs UNISOLATED, with your files, processes and API keys in reach "
-            f"({problem}). Fix: {fix}; --require-sandbox or GAIA_MAS_SANDBOX=bwrap refuses to run without it.")
+    return (f"gaia-mas: warning: model-written Python runs UNISOLATED, with your files, processes and API keys in "
+            f"reach ({problem}). Fix: {fix}; --require-sandbox or GAIA_MAS_SANDBOX=bwrap refuses to run without it.")
 
 _told = []
 def _tell_once(line:str):
@@ -385,22 +387,22 @@ def _tell_once(line:str):
     _told.append(line); log.warning("%s", line); print(line, file=sys.stderr, flush=True)
 
 def sandbox_mode() -> str:
-    "How model code runs: 'bwrap' (isolated) or 'process' (unisolated child), from `GAIA_MAS_SANDBOX` and what works here."
+    "How model code runs, 'bwrap' (isolated) or 'process' (unisolated), from `GAIA_MAS_SANDBOX` and what works here."
     want = os.environ.get("GAIA_MAS_SANDBOX", "").strip().lower() or "auto"
     if want not in ("auto", "bwrap", "process"):
         raise SandboxError(f"GAIA_MAS_SANDBOX={want!r} is not one of bwrap, process; unset it to pick automatically.")
     problem = "GAIA_MAS_SANDBOX=process" if want == "process" else _bwrap_problem(shutil.which("bwrap") or "")
     if problem is None: return "bwrap"
     if want == "bwrap":
-        raise SandboxError(f"GAIA_MAS_SANDBOX=bwrap (or --require-sandbox) runs model-written Python only under bubblewrap, "
-                           f"which cannot run here: {problem}. Install it (Debian/Ubuntu: sudo apt-get install bubblewrap), "
-                           "or drop that setting to run the code unisolated.")
+        raise SandboxError(f"GAIA_MAS_SANDBOX=bwrap (or --require-sandbox) runs model-written Python only under "
+                           f"bubblewrap, which cannot run here: {problem}. Install it (Debian/Ubuntu: sudo apt-get "
+                           "install bubblewrap), or drop that setting to run the code unisolated.")
     _tell_once(_unisolated_line(problem))
     return "process"
 
 # %% ../../nbs/gaia/13_expert_tools.ipynb #341a2619
 def _proc_table() -> dict:
-    "pid -> (parent pid, state, uid, threads) for every process this user can see in /proc; empty where there is no /proc."
+    "pid -> (parent pid, state, uid, threads) for every process this user can see in /proc; empty without /proc."
     table = {}
     with contextlib.suppress(OSError):
         for pid in filter(str.isdigit, os.listdir("/proc")):
@@ -437,7 +439,7 @@ def _nproc_limit(uid:int, margin:int=64) -> int:
     return sum(t for _, _, u, t in _proc_table().values() if u == uid) + margin
 
 def _kill_all(proc:subprocess.Popen, marker:str):
-    "SIGKILL everything the worker started (its tree, its group, strays that carry its marker), then the worker, and reap it."
+    "SIGKILL everything the worker started (its tree, its group, strays with its marker), then the worker; reap it."
     for _ in range(100):
         victims = (_descendants(proc.pid) | _marked(marker)) - {proc.pid}
         if not victims: break
@@ -494,7 +496,7 @@ def _attachment_binds(path:Optional[str], # the task's attachment, if any
 class PythonSession:
     "A sandboxed Python worker whose variables and imports persist between `run` calls, like a notebook kernel."
     def __init__(self, timeout:float=30, # seconds each call may take (cut to the question's deadline)
-                 memory_mb:int=1024, # memory all the sandbox's processes may hold together, and each one's address space
+                 memory_mb:int=1024, # memory the sandbox's processes may hold together; each one's address space
                  attachment:Optional[str]=None, # a file the code may read (read-only), e.g. the task's attachment
                  cpu_s:int=600, # CPU seconds each process of the worker may use in all
                  file_mb:int=256, # the largest file the code may write
@@ -526,7 +528,7 @@ def _write_all(fd:int, data:bytes, deadline:float):
             except OSError: raise _Stopped("exited") from None
 
 def _read_frame(fd:int, nonce:bytes, deadline:float, most:int=8_000_000):
-    "Read one reply `nonce + 8-byte length + JSON` from the non-blocking `fd` before `deadline`; partial output never blocks."
+    "Read one reply `nonce + 8-byte length + JSON` from the non-blocking `fd` before `deadline`; never blocks."
     buf, head = bytearray(), len(nonce) + 8
     with selectors.DefaultSelector() as sel:
         sel.register(fd, selectors.EVENT_READ)
@@ -548,7 +550,7 @@ def _read_frame(fd:int, nonce:bytes, deadline:float, most:int=8_000_000):
 
 # %% ../../nbs/gaia/13_expert_tools.ipynb #1ee3b3bd
 def _per_namespace_nproc() -> bool:
-    "Whether this kernel counts processes per user namespace (Linux 5.14+), so a small process limit works inside bwrap."
+    "Whether this kernel counts processes per user namespace (Linux 5.14+): a small process limit then works in bwrap."
     with contextlib.suppress(ValueError):
         return tuple(int(x) for x in re.findall(r"\d+", os.uname().release)[:2]) >= (5, 14)
     return False
@@ -564,7 +566,8 @@ def _worker_limits(s:PythonSession, uid:Optional[int]) -> dict:
     )
     if sys.platform.startswith("linux"):  # elsewhere the user's processes cannot be counted, so no process cap
         userns = s.mode == "bwrap" and uid is None and _per_namespace_nproc()
-        limits["RLIMIT_NPROC"] = s.max_procs + 1 if userns else _nproc_limit(os.getuid() if uid is None else uid, s.max_procs)
+        user = os.getuid() if uid is None else uid
+        limits["RLIMIT_NPROC"] = s.max_procs + 1 if userns else _nproc_limit(user, s.max_procs)
     return limits
 
 # %% ../../nbs/gaia/13_expert_tools.ipynb #cd4b6546
@@ -575,7 +578,7 @@ def _spawner():
     return ThreadPoolExecutor(1, thread_name_prefix="gaia_mas-sandbox")
 
 def _spawn(cmd:list, **kw) -> subprocess.Popen:
-    "`Popen` from the long-lived spawner thread: `--die-with-parent` fires when the *thread* that started bwrap ends, and tools run in short-lived threads."
+    "`Popen` from the long-lived spawner thread (`--die-with-parent` fires when the *thread* that started bwrap ends)."
     return _spawner().submit(subprocess.Popen, cmd, **kw).result()
 
 def _alive(pid:int) -> bool:
@@ -604,8 +607,9 @@ def _start(self:PythonSession, deadline:float):
         if os.geteuid() == 0: uid = 65534  # root is exempt from the process limit
     else: self.cwd = self.scratch = _host_scratch(); cmd, kw = [sys.executable, "-I", "-c"], dict(cwd=self.cwd)
     (req_r, self._req), (self._rep, rep_w) = os.pipe(), os.pipe()
-    try: self.proc = _spawn(cmd + [_WORKER, str(rep_w)], stdin=req_r, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            pass_fds=(rep_w,), start_new_session=True, env=_sandbox_env(self.cwd, self.marker), **kw)
+    try: self.proc = _spawn(cmd + [_WORKER, str(rep_w)], stdin=req_r, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, pass_fds=(rep_w,), start_new_session=True,
+                            env=_sandbox_env(self.cwd, self.marker), **kw)
     finally: os.close(req_r); os.close(rep_w)
     os.set_blocking(self._req, False); os.set_blocking(self._rep, False)
     threading.Thread(target=self._watch, args=(self.proc, self.marker), daemon=True, name="gaia_mas-budget").start()
@@ -620,7 +624,8 @@ def _watch(self:PythonSession, proc:subprocess.Popen, marker:str, every:float=0.
     own = 2 if self.mode == "bwrap" else 0  # bubblewrap's own processes, outside and inside
     while proc.poll() is None:
         tasks, mb = process_tree_usage(proc.pid)
-        if mb > self.memory_mb: self.over = f"its processes held {mb:,} MB together, over the budget of {self.memory_mb:,} MB"
+        if mb > self.memory_mb:
+            self.over = f"its processes held {mb:,} MB together, over the budget of {self.memory_mb:,} MB"
         elif tasks - own > self.max_procs:
             self.over = f"it ran {tasks - own} processes and threads, over the budget of {self.max_procs}"
         if self.over: _kill_all(proc, marker); return
@@ -726,5 +731,5 @@ def python_repl_tool(code:str, # Python code to run; print() what you want to se
 # %% ../../nbs/gaia/13_expert_tools.ipynb #6a67c630
 def get_expert_tools() -> ToolSet:
     "The expert's tools: unit converter, calculator and Python interpreter, with one Python worker per expert run."
-    sandbox_mode()  # says now, once, when code would run unisolated; refuses now when bubblewrap is required and missing
+    sandbox_mode()  # says now, once, if code would run unisolated; refuses now if bubblewrap is required but missing
     return ToolSet([unit_converter, calculator, python_repl_tool], scopes=[python_session])

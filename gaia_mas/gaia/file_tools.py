@@ -28,8 +28,8 @@ from gaia_mas.core.readers import (
 from .integrity import extra_roots, file_gold_reason, file_problem, gold_reason, link_problem
 
 # %% auto #0
-__all__ = ['log', 'READERS', 'FileAccessError', 'allowed_roots', 'allowed_files', 'allow_roots', 'allow_files', 'checked_path',
-           'attachment_scope', 'bounded', 'file_tool', 'text_file_tool', 'unstructured_pdf_tool',
+__all__ = ['log', 'IMAGE_QUESTION', 'READERS', 'FileAccessError', 'allowed_roots', 'allowed_files', 'allow_roots', 'allow_files',
+           'checked_path', 'attachment_scope', 'bounded', 'file_tool', 'text_file_tool', 'unstructured_pdf_tool',
            'unstructured_word_tool', 'unstructured_powerpoint_tool', 'unstructured_excel_tool', 'use_vision_model',
            'vision_model', 'image_data_url', 'describe_image', 'image_tool', 'transcribe_audio',
            'audio_transcription_tool', 'zip_text', 'read_any', 'zip_file_tool', 'read_attachment', 'get_file_tools']
@@ -51,7 +51,7 @@ def allowed_roots() -> list[Path]:
     return [p.resolve() for p in [*(step[1] if step is not None else [Path.cwd()]), *extra_roots()]]
 
 def allowed_files() -> list[Path]:
-    "The single files tools may read now (the attachment, in a research step), resolved; never one that links out of its folder."
+    "The single files tools may read now (the attachment, in a research step), resolved; none that links out."
     step = _step_allow.get()
     return [p.resolve() for p in (step[0] if step is not None else ()) if not link_problem(p)]
 
@@ -177,7 +177,7 @@ def unstructured_powerpoint_tool(file_path:str, # path of the .pptx file
 def unstructured_excel_tool(file_path:str, # path of the .xlsx/.xls file
                             sheet:str="", # one sheet's name; all sheets when empty
                             rows:str="", # which rows, e.g. '1-200'; all when empty
-                            colors:bool=False, # list each cell with its coordinate and fill colour (for colour questions)
+                            colors:bool=False, # list each cell with its coordinate and fill colour (colour questions)
                             offset:int=0, # character to start from, to read on after a cut
                            ) -> str:
     "Read an Excel workbook: each sheet as tab-separated rows; colors=True shows cell fill colours."
@@ -230,8 +230,10 @@ def image_data_url(path:str|Path) -> str:
     return f"data:{mime};base64,{base64.b64encode(data).decode()}"
 
 # %% ../../nbs/gaia/15_file_tools.ipynb #89bab7c0
+IMAGE_QUESTION = "Describe this image in detail, with all text, numbers and positions."
+
 def describe_image(path:str|Path, # the image
-                   question:str="Describe this image in detail, with all text, numbers and positions.", # what to ask about it
+                   question:str=IMAGE_QUESTION, # what to ask about it
                   ) -> str:
     "The vision model's answer to `question` about the image."
     from langchain_core.messages import HumanMessage
@@ -251,7 +253,7 @@ def describe_image(path:str|Path, # the image
 
 @file_tool("an image")
 def image_tool(file_path:str, # path of the image (.png, .jpg, .gif, .webp)
-               question:str="Describe this image in detail, with all text, numbers and positions.", # what you want to know about the image
+               question:str=IMAGE_QUESTION, # what you want to know about the image
               ) -> str:
     "Look at an image with a vision model and answer a question about it."
     return bounded(describe_image(file_path, question))
@@ -351,11 +353,11 @@ def zip_file_tool(file_path:str, # path of the .zip file
 def read_attachment(file_path:str, # path of the attachment, any type
                     offset:int=0, # character to start from, to read on after a cut
                    ) -> str:
-    "Read an attachment of any type (text, code, CSV, JSON, PDF, Word, PowerPoint, Excel, zip, image, audio) by its extension."
+    "Read an attachment of any type (text, code, CSV, JSON, PDF, Word, PowerPoint, Excel, zip, image, audio)."
     return bounded(read_any(file_path), offset, "the format's own tool, which takes a page, slide, sheet or row range")
 
 # %% ../../nbs/gaia/15_file_tools.ipynb #b43cdb44
 def get_file_tools() -> list:
-    "The researcher's file tools: Excel, PowerPoint, PDF and text, then Word, zip, image, audio and the any-type reader."
+    "The researcher's file tools: Excel, PowerPoint, PDF, text, Word, zip, image, audio and the any-type reader."
     return [unstructured_excel_tool, unstructured_powerpoint_tool, unstructured_pdf_tool, text_file_tool,
             unstructured_word_tool, zip_file_tool, image_tool, audio_transcription_tool, read_attachment]
