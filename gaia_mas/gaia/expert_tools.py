@@ -463,13 +463,17 @@ def _tree(root:int) -> list[int]:
                 with open(f"/proc/{pid}/task/{tid}/children") as f: todo += map(int, f.read().split())
     return found
 
-def _memory_kb(pid:int) -> int:
-    "The process's proportional set size in KB (its resident size where that is unknown); 0 once it is gone."
-    with contextlib.suppress(OSError, StopIteration, ValueError):
-        with open(f"/proc/{pid}/smaps_rollup") as f: return next(int(l.split()[1]) for l in f if l.startswith("Pss:"))
+def _resident_kb(pid:int) -> int:
+    "The process's resident size in KB (pages it shares with others included); 0 once it is gone."
     with contextlib.suppress(OSError, ValueError, IndexError):
         with open(f"/proc/{pid}/statm") as f: return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
     return 0
+
+def _proportional_kb(pid:int) -> int:
+    "The process's proportional set size in KB (each shared page split among its sharers), else its resident size."
+    with contextlib.suppress(OSError, StopIteration, ValueError):
+        with open(f"/proc/{pid}/smaps_rollup") as f: return next(int(l.split()[1]) for l in f if l.startswith("Pss:"))
+    return _resident_kb(pid)
 
 def _tasks(pid:int) -> int:
     "The number of threads of a process; 0 once it is gone."
@@ -477,10 +481,13 @@ def _tasks(pid:int) -> int:
     except OSError: return 0
 
 def process_tree_usage(root:int, # the process at the top of the tree
+                       exact_above_mb:float=0, # count shared pages once only when the resident sizes add up to more
                       ) -> tuple[int, int]:
     "(tasks, MB): the processes and threads of the tree under `root`, and the memory they hold together."
     pids = _tree(root)
-    return sum(map(_tasks, pids)), sum(map(_memory_kb, pids)) // 1024
+    mb = sum(map(_resident_kb, pids)) // 1024  # cheap, and never less than the exact sum
+    if mb > exact_above_mb: mb = sum(map(_proportional_kb, pids)) // 1024
+    return sum(map(_tasks, pids)), mb
 
 # %% ../../nbs/gaia/13_expert_tools.ipynb #1aba3668
 def _attachment_binds(path:Optional[str], # the task's attachment, if any
@@ -623,7 +630,7 @@ def _watch(self:PythonSession, proc:subprocess.Popen, marker:str, every:float=0.
     "Until the worker ends, every `every` s: over the memory or the process budget, say why and kill the sandbox."
     own = 2 if self.mode == "bwrap" else 0  # bubblewrap's own processes, outside and inside
     while proc.poll() is None:
-        tasks, mb = process_tree_usage(proc.pid)
+        tasks, mb = process_tree_usage(proc.pid, self.memory_mb)
         if mb > self.memory_mb:
             self.over = f"its processes held {mb:,} MB together, over the budget of {self.memory_mb:,} MB"
         elif tasks - own > self.max_procs:
