@@ -372,6 +372,15 @@ def test_memory_budget_covers_every_process(mode):
         assert wait_for(lambda: not et._marked(marker), 10)
         assert s.run("6 * 7") == "42"
 
+SHARE = ("import os, time\ndata = b'x' * 150 * 2**20\nkids = []\nfor _ in range(3):\n    pid = os.fork()\n"
+         "    if pid == 0: time.sleep(3); os._exit(0)\n    kids.append(pid)\n"
+         "for k in kids: os.waitpid(k, 0)\nprint('shared', len(data) >> 20)")
+
+def test_pages_a_fork_shares_count_once(mode):
+    "A 150 MB worker that forks three children holds 150 MB, not 600: the budget of 300 MB is not passed."
+    with PythonSession(timeout=30, memory_mb=300) as s:
+        assert bounded(lambda: s.run(SHARE)) == "shared 150"
+
 SCRATCH_RUNNER = """
 import sys, time
 from gaia_mas.gaia.expert_tools import python_repl_tool, python_session
