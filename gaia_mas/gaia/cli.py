@@ -44,7 +44,9 @@ def session(args:argparse.Namespace, # parsed options, see `add_model_options`
         if args.provider != "scripted":
             from gaia_mas.core.llm import llm_factory
             from gaia_mas.gaia.browser import auto_browser
+            from gaia_mas.gaia.expert_tools import sandbox_mode
             llm_factory(configs["planner"])   # a missing key stops here, before a browser starts
+            sandbox_mode()  # one line when model-written code would run unisolated; --require-sandbox refuses here
             stack.enter_context(auto_browser())
         app, tracer = build_app(configs, args.provider, saver, args.trace, args.llm_timeout, args.max_retries,
                                 args.rps, args.latency, args.dry_answer, getattr(args, "dry_wrong", 0.0),

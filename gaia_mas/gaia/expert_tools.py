@@ -738,5 +738,4 @@ def python_repl_tool(code:str, # Python code to run; print() what you want to se
 # %% ../../nbs/gaia/13_expert_tools.ipynb #6a67c630
 def get_expert_tools() -> ToolSet:
     "The expert's tools: unit converter, calculator and Python interpreter, with one Python worker per expert run."
-    sandbox_mode()  # says now, once, if code would run unisolated; refuses now if bubblewrap is required but missing
     return ToolSet([unit_converter, calculator, python_repl_tool], scopes=[python_session])
