@@ -360,7 +360,7 @@ def test_no_process_in_the_sandbox_holds_the_runners_keys_for_a_user():
 
 # --- one budget for the whole sandbox ----------------------------------------------------------------------------
 
-HOLD = ("import os, time\nfor i in range(5):\n    if os.fork() == 0: data = bytearray(b'x' * 100 * 2**20); time.sleep(5); os._exit(0)\n"
+HOLD = ("import os, time\nfor i in range(5):\n    if os.fork() == 0: data = b'x' * 100 * 2**20; time.sleep(5); os._exit(0)\n"
         "time.sleep(5)\nprint('all held')")
 
 def test_memory_budget_covers_every_process(mode):
