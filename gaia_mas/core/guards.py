@@ -135,8 +135,10 @@ class Budget:
     memory_mb: int = 1536  # address space beyond what the worker holds once started
 
 def _init_worker(memory_mb:int, warm:Sequence[str]) -> None:
-    "Worker start-up: single-threaded numeric libraries, the `warm` modules imported, then the address-space limit."
+    "Worker start-up: it ends with its parent; single-threaded numeric libraries, `warm` imported, then the memory limit."
     import importlib, resource
+    from gaia_mas.core.utils import exit_with_parent
+    exit_with_parent()  # a parent stopped by SIGTERM or SIGKILL leaves no parser behind
     for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"): os.environ[k] = "1"
     for m in warm: importlib.import_module(m)
     try: vms = int(Path("/proc/self/statm").read_text().split()[0]) * os.sysconf("SC_PAGE_SIZE")
