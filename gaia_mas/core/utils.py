@@ -9,12 +9,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Optional
 
-# %% auto #0
-__all__ = ['log', 'run_sync', 'truncate_text', 'deadline_scope', 'time_left', 'call_timeout', 'prompts_dir',
-           'load_prompt_from_file', 'exit_with_parent']
-
-# %% ../../nbs/core/00_utils.ipynb #4bfd04b6
 log = logging.getLogger(__name__)
+
+# %% auto #0
+__all__ = ['log', 'run_sync', 'truncate_text', 'time_left', 'deadline_scope', 'call_timeout', 'prompts_dir',
+           'load_prompt_from_file', 'exit_with_parent']
 
 # %% ../../nbs/core/00_utils.ipynb #d0d61df1
 def run_sync(aw:Awaitable|Callable[[], Awaitable], # a coroutine, or a function that makes one
@@ -47,6 +46,13 @@ def truncate_text(text:str, # the full text
 # %% ../../nbs/core/00_utils.ipynb #df5b6e94
 _deadline: contextvars.ContextVar = contextvars.ContextVar("gaia_mas_deadline", default=None)
 
+def time_left(default:Optional[float]=None, # what to return when no deadline is set
+             ) -> Optional[float]:
+    "Seconds left before the current deadline (never below 0), or `default` outside any `deadline_scope`."
+    at = _deadline.get()
+    return default if at is None else max(0.0, at - time.monotonic())
+
+# %% ../../nbs/core/00_utils.ipynb #930939fb
 @contextlib.contextmanager
 def deadline_scope(seconds:Optional[float], # the block's budget; None for no deadline
                   ):
@@ -57,12 +63,7 @@ def deadline_scope(seconds:Optional[float], # the block's budget; None for no de
     try: yield
     finally: _deadline.reset(token)
 
-def time_left(default:Optional[float]=None, # what to return when no deadline is set
-             ) -> Optional[float]:
-    "Seconds left before the current deadline (never below 0), or `default` outside any `deadline_scope`."
-    at = _deadline.get()
-    return default if at is None else max(0.0, at - time.monotonic())
-
+# %% ../../nbs/core/00_utils.ipynb #1b202912
 def call_timeout(limit:float, # the call's own time-out, in seconds
                 ) -> float:
     "`limit`, cut to the time the current deadline leaves."
