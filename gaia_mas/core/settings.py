@@ -4,7 +4,7 @@
 
 # %% ../../nbs/core/01_settings.ipynb #212927fe
 from __future__ import annotations
-import argparse, os
+import argparse, os, re
 from pathlib import Path
 from typing import Optional
 
@@ -23,8 +23,12 @@ def kb_url(url:Optional[str]=None, # the URL given on the command line or in a r
     "`url`, else $GAIA_MAS_KB, else sqlite:///<cache folder>/kb.sqlite."
     return url or os.environ.get("GAIA_MAS_KB") or f"sqlite:///{cache_dir()/'kb.sqlite'}"
 
-def is_postgres(url:Optional[str]) -> bool: return bool(url) and url.startswith(("postgresql://", "postgres://"))
+# %% ../../nbs/core/01_settings.ipynb #823bfcde
+def is_postgres(url:Optional[str]) -> bool:
+    "Whether `url` names a PostgreSQL database (either of its two schemes)."
+    return bool(url) and url.startswith(("postgresql://", "postgres://"))
 
+# %% ../../nbs/core/01_settings.ipynb #9f0d08e5
 def default_sessions(kb:Optional[str]=None, # the knowledge base URL
                     ) -> str:
     "Sessions live in the knowledge base's PostgreSQL database, else in sessions.sqlite beside the KB."
@@ -35,8 +39,6 @@ def default_sessions(kb:Optional[str]=None, # the knowledge base URL
     return "sqlite:///" + str(cache_dir()/"sessions.sqlite")
 
 # %% ../../nbs/core/01_settings.ipynb #acc0b08b
-import re
-
 def redact(text:str) -> str:
     "The text with the password of every URL in it masked."
     return re.sub(r"(://[^:/@\s]+):[^@\s]+@", r"\1:***@", str(text))
@@ -53,26 +55,17 @@ def add_model_options(p:argparse.ArgumentParser) -> None:
     g.add_argument("--model", default="gpt-4o-mini", help="model for every agent")
     g.add_argument("--base-url", help="an OpenAI-compatible server, e.g. http://localhost:11434/v1 for Ollama")
     g.add_argument("--llm-timeout", type=float, default=120, help="seconds per LLM call")
-    g.add_argument(
-        "--max-retries",
-        type=int,
-        default=6,
-        help="retries per LLM call on 429, 5xx and timeouts, backing off exponentially",
-    )
-    g.add_argument(
-        "--rps", type=float, help="rate limit: at most this many LLM requests per second, all threads together"
-    )
-    g.add_argument(
-        "--trace", action="store_true", default=_env_flag("GAIA_MAS_TRACE"), help="trace runs with Opik (opt-in)"
-    )
-    g.add_argument(
-        "--cache-dir", type=Path, help=f"checkpoints, and the logs/ folder of every run (default {cache_dir()})"
-    )
-    g.add_argument(
-        "--memory", action="store_true", help="keep checkpoints in memory: a killed question restarts from scratch"
-    )
+    g.add_argument("--max-retries", type=int, default=6,
+                   help="retries per LLM call on 429, 5xx and timeouts, backing off exponentially")
+    g.add_argument("--rps", type=float,
+                   help="rate limit: at most this many LLM requests per second, all threads together")
+    g.add_argument("--trace", action="store_true", default=_env_flag("GAIA_MAS_TRACE"),
+                   help="trace runs with Opik (opt-in)")
+    g.add_argument("--cache-dir", type=Path,
+                   help=f"checkpoints, and the logs/ folder of every run (default {cache_dir()})")
+    g.add_argument("--memory", action="store_true",
+                   help="keep checkpoints in memory: a killed question restarts from scratch")
     g.add_argument("--latency", type=float, default=0.0, help="dry run: seconds per scripted LLM call")
     g.add_argument("--dry-answer", default="42", help="dry run: the answer every question gets (default 42)")
-    g.add_argument(
-        "-v", "--verbose", action="store_true", help="more output, and gaia_mas's log records on the console"
-    )
+    g.add_argument("-v", "--verbose", action="store_true",
+                   help="more output, and gaia_mas's log records on the console")
