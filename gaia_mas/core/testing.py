@@ -66,7 +66,7 @@ class ScriptedChatModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=self._next(messages))])
 
     async def _astream(self, messages, stop=None, run_manager=None, **kw):
-        "The reply in pieces of a few words, `latency` spread over them in at most 8 waits (LangGraph's messages mode streams through this)."
+        "The reply in pieces of a few words, `latency` spread over them in at most 8 waits."
         msg = self._next(messages); pieces = _pieces(str(msg.content))
         every = -(-len(pieces) // 8); waits = -(-len(pieces) // every)
         for i, piece in enumerate(pieces):
@@ -104,6 +104,7 @@ def _completion(spec:dict, request:dict) -> dict:
                     "tool_calls" if spec.get("tool_calls") else "stop")}],
             "usage": usage}
 
+# %% ../../nbs/core/05_testing.ipynb #f89072cb
 class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *a): pass
     def _send(self, status:int, body:bytes|str, headers:dict|None=None):
@@ -140,7 +141,9 @@ class FakeOpenAIServer:
         fmt = (request.get("response_format") or {}).get("type")
         with self._lock:
             self.requests.append(request)
-            if fmt in self.refuse: return 400, json.dumps({"error": {"message": f"response_format type {fmt!r} is not supported", "type": "invalid_request_error"}}), {}
+            if fmt in self.refuse:
+                error = {"message": f"response_format type {fmt!r} is not supported", "type": "invalid_request_error"}
+                return 400, json.dumps({"error": error}), {}
             spec = self.replies.pop(0) if self.replies else self.responder(request) if self.responder else "{}"
         spec = {"content": spec} if isinstance(spec, str) else dict(spec)
         if spec.get("hang") and self._stop.wait(spec["hang"]): return 0, b"", {}
@@ -151,7 +154,7 @@ class FakeOpenAIServer:
 
 # %% ../../nbs/core/05_testing.ipynb #6d99527f
 class LiveServer:
-    "Run an app on uvicorn in a background thread on a free loopback port; `with LiveServer(app) as url: ...` (leaves logging as it is)."
+    "Run an app on uvicorn in a background thread on a free loopback port: `with LiveServer(app) as url: ...`."
     def __init__(self, app:Any, # the ASGI app
                  host:str="127.0.0.1", # where to listen
                  timeout:float=20, # seconds to wait for the start and the stop
@@ -166,7 +169,8 @@ class LiveServer:
         self.thread.start()
         end = time.monotonic() + self.timeout
         while not self.server.started:
-            if time.monotonic() > end or not self.thread.is_alive(): self.__exit__(); raise RuntimeError("the server did not start")
+            if time.monotonic() > end or not self.thread.is_alive():
+                self.__exit__(); raise RuntimeError("the server did not start")
             time.sleep(0.02)
         return f"http://{self.host}:{self.sock.getsockname()[1]}"
 
