@@ -5,9 +5,8 @@
 # %% ../../nbs/gaia/23_scripted.ipynb #c39bee83
 from __future__ import annotations
 import json
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
-from typing import Callable
 
 # %% auto #0
 __all__ = ['role_of', 'happy_path_responder', 'noisy_responder']
@@ -22,15 +21,14 @@ def role_of(messages:Sequence[BaseMessage], # a conversation that starts with th
         if key in sys: return role
     return "unknown"
 
+# %% ../../nbs/gaia/23_scripted.ipynb #52e2135a
 def happy_path_responder(answer:str="42", # what the finalizer answers
                          n_research:int=1, # how many research steps the planner asks for
                         ) -> Callable:
     "A responder that plays each agent in turn and approves everything."
     replies = {
-        "planner": {
-            "research_steps": [f"Find fact {i + 1}" for i in range(n_research)],
-            "expert_steps": ["Combine the facts"],
-        },
+        "planner": {"research_steps": [f"Find fact {i + 1}" for i in range(n_research)],
+                    "expert_steps": ["Combine the facts"]},
         "researcher": {"result": "Fact found."},
         "critic": {"decision": "approve", "feedback": "Looks right."},
         "expert": {"expert_answer": answer, "reasoning_trace": "Combined the facts."},
