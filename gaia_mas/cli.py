@@ -15,10 +15,9 @@ __all__ = ['parser', 'main']
 # %% ../nbs/40_cli.ipynb #d8705d51
 def parser() -> argparse.ArgumentParser:
     "The `gaia-mas` argument parser."
-    p = argparse.ArgumentParser(
-        prog="gaia-mas",
-        description="Answer and score GAIA questions with a multi-agent LangGraph system, and\n        answer questions over your own documents with three RAG workflows.",
-    )
+    p = argparse.ArgumentParser(prog="gaia-mas",
+                                description="Answer and score GAIA questions with a multi-agent LangGraph system, "
+                                            "and answer questions over your own documents with three RAG workflows.")
     sub = p.add_subparsers(dest="command", required=True)
     add_gaia_parsers(sub)
     add_rag_parsers(sub)

@@ -12,12 +12,11 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from ..core.schema import AgentConfig
 from .state import ExpertState, ResearcherState
 
+log = logging.getLogger(__name__)
+
 # %% auto #0
 __all__ = ['log', 'create_researcher_llm_node', 'create_expert_llm_node', 'tool_error_message', 'create_researcher_subgraph',
            'create_expert_subgraph']
-
-# %% ../../nbs/gaia/19_subgraphs.ipynb #5cd4193a
-log = logging.getLogger(__name__)
 
 # %% ../../nbs/gaia/19_subgraphs.ipynb #9e172ed4
 def _llm_node(role:str, config:AgentConfig, llm) -> Callable:
@@ -26,15 +25,13 @@ def _llm_node(role:str, config:AgentConfig, llm) -> Callable:
         response = llm.invoke([SystemMessage(content=config.system_prompt), *state["messages"]])
         if getattr(response, "tool_calls", None): log.info("%s tool calls: %s", role, response.tool_calls)
         if (response.response_metadata or {}).get("finish_reason") == "length":
-            log.warning(
-                "%s: the reply was cut at max_tokens=%s; a tool call in it may be lost",
-                role,
-                response.response_metadata.get("max_tokens", "?"),
-            )
+            log.warning("%s: the reply was cut at max_tokens=%s; a tool call in it may be lost",
+                        role, response.response_metadata.get("max_tokens", "?"))
         return {"messages": [response]}
     node.__name__ = f"{role}_llm_node"
     return node
 
+# %% ../../nbs/gaia/19_subgraphs.ipynb #5b064569
 def create_researcher_llm_node(config:AgentConfig, # the researcher's configuration (its system prompt)
                                llm_researcher, # the researcher's model, bound to the research tools
                               ) -> Callable[[ResearcherState], dict]:
@@ -63,6 +60,7 @@ def _react_subgraph(role:str, state_cls, llm_node:Callable, tools:Sequence):
     g.add_edge("tools", role)
     return g.compile(name=role)
 
+# %% ../../nbs/gaia/19_subgraphs.ipynb #b6dd6fbe
 def create_researcher_subgraph(researcher_llm_node:Callable, # from `create_researcher_llm_node`
                                research_tools:Sequence, # the researcher's tools
                               ):
