@@ -13,13 +13,12 @@ from .file_tools import ToolUnavailable, bounded
 from ..core.utils import call_timeout
 from ..core.settings import cache_dir
 
+log = logging.getLogger(__name__)
+
 # %% auto #0
 __all__ = ['log', 'USER_AGENT', 'service_url', 'web_timeout', 'http_json', 'cache_path', 'cache_enabled', 'cache_get',
            'cache_put', 'cached', 'web_tool', 'wikipedia_search', 'wikipedia_tool', 'tavily_search', 'tavily_tool',
            'video_id', 'youtube_transcript', 'youtube_transcript_tool', 'get_web_tools']
-
-# %% ../../nbs/gaia/16_web_tools.ipynb #1f13aa49
-log = logging.getLogger(__name__)
 
 # %% ../../nbs/gaia/16_web_tools.ipynb #eb3caf56
 _DEFAULTS = {"wikipedia": ("GAIA_MAS_WIKIPEDIA_API", "https://en.wikipedia.org/w/api.php"),
@@ -33,6 +32,7 @@ def service_url(name:str, # 'wikipedia', 'tavily' or 'youtube'
     var, default = _DEFAULTS[name]
     return os.environ.get(var) or default
 
+# %% ../../nbs/gaia/16_web_tools.ipynb #6ecc3e6b
 def web_timeout() -> float:
     "Seconds a web request may take: `GAIA_MAS_WEB_TIMEOUT` (20 by default), cut to the time the question has left."
     limit = call_timeout(float(os.environ.get("GAIA_MAS_WEB_TIMEOUT", 20)))
@@ -64,20 +64,20 @@ def cache_path() -> Path:
     "The SQLite file of the web cache."
     return Path(os.environ.get("GAIA_MAS_CACHE_DIR") or cache_dir()).expanduser()/"web_cache.sqlite"
 
+# %% ../../nbs/gaia/16_web_tools.ipynb #e859da12
 def cache_enabled() -> bool:
     "Whether web results are cached: `GAIA_MAS_WEB_CACHE`, on unless 0/false/no/off."
     return os.environ.get("GAIA_MAS_WEB_CACHE", "1").strip().lower() not in ("0", "false", "no", "off")
 
+# %% ../../nbs/gaia/16_web_tools.ipynb #8c363ceb
 def _db() -> sqlite3.Connection:
     "A connection to the cache, creating the file and table on first use."
     cache_path().parent.mkdir(parents=True, exist_ok=True)
     con = sqlite3.connect(cache_path(), timeout=30)
-    con.execute(
-        "CREATE TABLE IF NOT EXISTS cache (tool TEXT, key TEXT, value TEXT, created REAL, PRIMARY KEY (tool, key))"
-    )
+    con.execute("CREATE TABLE IF NOT EXISTS cache (tool TEXT, key TEXT, value TEXT, created REAL, "
+                "PRIMARY KEY (tool, key))")
     return con
 
-# %% ../../nbs/gaia/16_web_tools.ipynb #70471e4f
 def cache_get(tool:str, key:str) -> Optional[str]:
     "The cached result of `tool` for `key`, or None."
     with contextlib.closing(_db()) as con:
@@ -89,6 +89,7 @@ def cache_put(tool:str, key:str, value:str):
     with contextlib.closing(_db()) as con, con:
         con.execute("INSERT OR REPLACE INTO cache VALUES (?, ?, ?, ?)", (tool, key, value, time.time()))
 
+# %% ../../nbs/gaia/16_web_tools.ipynb #70471e4f
 def cached(tool:str, # the name results are filed under
           ) -> Callable:
     "Decorator: serve a web function's results from the cache, keyed by its service address and arguments."
@@ -119,18 +120,13 @@ def web_tool(f:Callable) -> Callable:
 # %% ../../nbs/gaia/16_web_tools.ipynb #b3c7419e
 def _extracts(titles:list[str], full:bool) -> dict[str, str]:
     "The plain-text extract of each title: the introduction, or the whole page."
-    params = {
-        "action": "query",
-        "prop": "extracts",
-        "explaintext": 1,
-        "redirects": 1,
-        "format": "json",
-        "titles": "|".join(titles),
-    }
+    params = {"action": "query", "prop": "extracts", "explaintext": 1, "redirects": 1, "format": "json",
+              "titles": "|".join(titles)}
     if not full: params |= {"exintro": 1, "exlimit": len(titles)}
     pages = http_json("GET", service_url("wikipedia"), params=params)["query"]["pages"].values()
     return {p["title"]: p.get("extract", "") for p in pages}
 
+# %% ../../nbs/gaia/16_web_tools.ipynb #c87b1e13
 @cached("wikipedia")
 def wikipedia_search(query:str, # what to look for
                      full_page:bool=False, # the whole text of the best match, instead of three introductions
@@ -150,7 +146,8 @@ def wikipedia_tool(query:str, # what to look for, e.g. 'Mercedes Sosa discograph
                    full_page:bool=False, # return the whole text of the best page instead of three summaries
                    offset:int=0, # character to start from, to read on after a cut
                   ) -> str:
-    "Search English Wikipedia: summaries of the top 3 pages, or with full_page=True the full text of the best one (no tables)."
+    "Search English Wikipedia: summaries of the top 3 pages, or with full_page=True the full text of the best one "\
+    "(no tables)."
     return bounded(wikipedia_search(query, full_page), offset, "full_page=True for one page's whole text")
 
 # %% ../../nbs/gaia/16_web_tools.ipynb #3a08c32b
@@ -165,12 +162,11 @@ def tavily_search(query:str, # what to search the web for
     data = http_json("POST", f"{service_url('tavily')}/search", headers={"Authorization": f"Bearer {key}"},
                      json={"query": query, "max_results": max_results, "include_answer": True})
     out = [f"Tavily's short answer (check it against the sources): {data['answer']}"] if data.get("answer") else []
-    out += [
-        f"Title: {r.get('title', '')}\nURL: {r.get('url', '')}\nContent: {(r.get('content') or '')[:1500]}"
-        for r in data.get("results", [])
-    ]
+    out += [f"Title: {r.get('title', '')}\nURL: {r.get('url', '')}\nContent: {(r.get('content') or '')[:1500]}"
+            for r in data.get("results", [])]
     return "\n\n".join(out) or f"No web results for {query!r}."
 
+# %% ../../nbs/gaia/16_web_tools.ipynb #33bcb783
 @web_tool
 def tavily_tool(query:str, # what to search the web for
                ) -> str:
@@ -189,6 +185,7 @@ def video_id(url:str, # a watch, youtu.be, shorts or embed address, or the 11-ch
     if re.fullmatch(r"[\w-]{11}", url.strip()): return url.strip()
     raise ValueError(f"{url!r} is not a YouTube video address")
 
+# %% ../../nbs/gaia/16_web_tools.ipynb #9a97980d
 @functools.cache
 def _session_class():
     "A requests session that sends youtube.com requests to the configured address, each with a timeout."
@@ -206,11 +203,14 @@ def _transcript(api, vid:str):
     try: return listing.find_transcript(["en", "en-US", "en-GB"]).fetch()
     except Exception: return next(iter(listing)).fetch()
 
+# %% ../../nbs/gaia/16_web_tools.ipynb #06c2d81b
 def _video_info(session, vid:str) -> dict:
     "Title and channel of a video from oEmbed; empty if that fails."
-    try: return session.get(f"{_YOUTUBE}/oembed", params={"url": f"{_YOUTUBE}/watch?v={vid}", "format": "json"}).json()
+    params = {"url": f"{_YOUTUBE}/watch?v={vid}", "format": "json"}
+    try: return session.get(f"{_YOUTUBE}/oembed", params=params).json()
     except Exception: return {}
 
+# %% ../../nbs/gaia/16_web_tools.ipynb #50f6c469
 def _stamp(seconds:float) -> str: return f"{int(seconds) // 60}:{int(seconds) % 60:02d}"
 
 # %% ../../nbs/gaia/16_web_tools.ipynb #ff80b0cf
@@ -230,10 +230,9 @@ def youtube_transcript(vid:str, # the video's id
         return f"No transcript for video {vid} ({why}). Try a web search about the video."
     info, snippets = _video_info(session, vid), list(t)
     end = snippets[-1].start + snippets[-1].duration if snippets else 0
-    head = (
-        f"Video Title: {info.get('title', 'Unknown')}\nChannel: {info.get('author_name', 'Unknown')}\n"
-        f"Duration: at least {end:.0f} seconds\nTranscript ({t.language}{', auto-generated' if t.is_generated else ''}):\n"
-    )
+    head = (f"Video Title: {info.get('title', 'Unknown')}\nChannel: {info.get('author_name', 'Unknown')}\n"
+            f"Duration: at least {end:.0f} seconds\n"
+            f"Transcript ({t.language}{', auto-generated' if t.is_generated else ''}):\n")
     return head + "\n".join(f"[{_stamp(s.start)}] {s.text}" for s in snippets)
 
 # %% ../../nbs/gaia/16_web_tools.ipynb #e239392c
