@@ -13,28 +13,35 @@ from fastcore.basics import patch
 from .expert_tools import tool_budget
 from ..core.utils import truncate_text
 
-# %% auto #0
-__all__ = ['log', 'DEFAULT_MCP_URL', 'EXCLUDED_TOOLS', 'CHROMIUM_ARGS', 'browser_mcp_url', 'mcp_timeout', 'mcp_loop',
-           'on_mcp_loop', 'MCPSession', 'browser_session', 'StepRouter', 'root_cause', 'refused_url',
-           'create_sync_wrapper_for_mcp_tool', 'excluded_tools', 'get_browser_mcp_tools', 'browsing_on', 'reachable',
-           'playwright_mcp_path', 'chromium_path', 'LocalBrowser', 'auto_browser', 'shared_browser',
-           'root_logging_kept']
-
-# %% ../../nbs/gaia/17_browser.ipynb #728f4343
 log = logging.getLogger(__name__)
+
+# %% auto #0
+__all__ = ['log', 'DEFAULT_MCP_URL', 'EXCLUDED_TOOLS', 'CHROMIUM_ARGS', 'browser_mcp_url', 'mcp_timeout', 'root_logging_kept',
+           'mcp_loop', 'on_mcp_loop', 'MCPSession', 'browser_session', 'StepRouter', 'root_cause', 'refused_url',
+           'create_sync_wrapper_for_mcp_tool', 'excluded_tools', 'get_browser_mcp_tools', 'browsing_on', 'reachable',
+           'playwright_mcp_path', 'chromium_path', 'LocalBrowser', 'auto_browser', 'shared_browser']
 
 # %% ../../nbs/gaia/17_browser.ipynb #34787c5d
 DEFAULT_MCP_URL = "http://127.0.0.1:3000/mcp"
 EXCLUDED_TOOLS = ("browser_run_code_unsafe", "browser_file_upload", "browser_install")
 
 def browser_mcp_url(url:Optional[str]=None, # an explicit address wins
-           ) -> str:
+                   ) -> str:
     "The MCP server's address: `url`, else `GAIA_MAS_MCP_URL`, else `DEFAULT_MCP_URL`."
     return url or os.environ.get("GAIA_MAS_MCP_URL") or DEFAULT_MCP_URL
 
+# %% ../../nbs/gaia/17_browser.ipynb #a39980f5
 def mcp_timeout() -> float:
     "Seconds one MCP tool call may take: `GAIA_MAS_MCP_TIMEOUT`, 60 by default."
     return float(os.environ.get("GAIA_MAS_MCP_TIMEOUT", 60))
+
+# %% ../../nbs/gaia/17_browser.ipynb #ede3269a
+@contextlib.contextmanager
+def root_logging_kept():
+    "A scope after which the root logger has its level and handlers back, whatever a library did to them inside."
+    root = logging.getLogger(); level, handlers = root.level, root.handlers[:]
+    try: yield
+    finally: root.setLevel(level); root.handlers[:] = handlers
 
 # %% ../../nbs/gaia/17_browser.ipynb #ec6991d9
 @functools.cache
@@ -44,6 +51,7 @@ def mcp_loop() -> asyncio.AbstractEventLoop:
     threading.Thread(target=loop.run_forever, name="gaia_mas-mcp", daemon=True).start()
     return loop
 
+# %% ../../nbs/gaia/17_browser.ipynb #63ffe731
 async def on_mcp_loop(coro):
     "Await `coro` on the MCP loop, from any loop."
     if asyncio.get_running_loop() is mcp_loop(): return await coro
@@ -84,6 +92,7 @@ async def _ensure(self:MCPSession):
             except BaseException: self._task.cancel(); self._task = None; raise
     return self._session
 
+# %% ../../nbs/gaia/17_browser.ipynb #5bd6afd4
 async def _listening(url:str) -> bool:
     "Whether the server at `url` still accepts connections (an open session does not notice it has gone)."
     u = urlsplit(url)
@@ -91,6 +100,7 @@ async def _listening(url:str) -> bool:
     except (OSError, asyncio.TimeoutError): return False
     w.close(); return True
 
+# %% ../../nbs/gaia/17_browser.ipynb #25e94712
 @patch
 async def call_tool(self:MCPSession, name:str, arguments:Optional[dict]=None, **kw):
     "Call a tool of the server; the keyword arguments of `ClientSession.call_tool` are accepted and ignored."
@@ -100,6 +110,7 @@ async def call_tool(self:MCPSession, name:str, arguments:Optional[dict]=None, **
         return await asyncio.wait_for((await self._ensure()).call_tool(name, arguments or {}), mcp_timeout())
     return await on_mcp_loop(call())
 
+# %% ../../nbs/gaia/17_browser.ipynb #4ef92948
 @patch
 async def list_tools(self:MCPSession, cursor:Optional[str]=None, **kw):
     "One page of the server's tool list."
@@ -135,6 +146,7 @@ def browser_session(url:Optional[str]=None, # the server; `browser_mcp_url()` wh
     finally:
         _step_session.reset(token); s.close()
 
+# %% ../../nbs/gaia/17_browser.ipynb #d2486aa9
 class StepRouter:
     "Stands in for an MCP session: sends each call to the step's session, or to the router's own shared one."
     def __init__(self, url:str): self.url, self._own = url, None
@@ -164,11 +176,13 @@ def _as_text(content) -> str:
              for c in (content if isinstance(content, list) else [content]) if isinstance(c, dict)]
     return "\n".join(parts)
 
+# %% ../../nbs/gaia/17_browser.ipynb #431b2f40
 def root_cause(e:BaseException) -> BaseException:
     "The first leaf of an exception group (anyio wraps connection errors in them), else `e`."
     while isinstance(e, BaseExceptionGroup) and e.exceptions: e = e.exceptions[0]
     return e
 
+# %% ../../nbs/gaia/17_browser.ipynb #b14f485f
 def refused_url(args:dict) -> Optional[str]:
     "Why a browser call's `url` argument is refused, or None: only http(s) addresses are opened."
     url = args.get("url") if isinstance(args, dict) else None
@@ -177,6 +191,7 @@ def refused_url(args:dict) -> Optional[str]:
     return (f"Error: the browser opens only http:// and https:// addresses; {str(url)[:200]!r} is refused "
             "(file://, chrome:// and other schemes could read this machine's files). Use a web address.")
 
+# %% ../../nbs/gaia/17_browser.ipynb #9bd0d130
 def create_sync_wrapper_for_mcp_tool(async_tool, # an async LangChain tool, as langchain_mcp_adapters makes them
                                     ):
     "A tool with the same name, description and schema that also runs from sync code, returning bounded text."
@@ -186,12 +201,10 @@ def create_sync_wrapper_for_mcp_tool(async_tool, # an async LangChain tool, as l
         try: out = asyncio.run_coroutine_threadsafe(async_tool.ainvoke(kw), mcp_loop()).result(mcp_timeout() + 15)
         except Exception as e:
             e = root_cause(e)
-            return (
-                f"Error: the browser tool {async_tool.name} failed ({type(e).__name__}: {str(e)[:300] or 'no detail'})."
-            )
-        return truncate_text(
-            _as_text(out), tool_budget(), "Use browser_find to search the page, or browser_snapshot on one element."
-        )
+            why = f"{type(e).__name__}: {str(e)[:300] or 'no detail'}"
+            return f"Error: the browser tool {async_tool.name} failed ({why})."
+        hint = "Use browser_find to search the page, or browser_snapshot on one element."
+        return truncate_text(_as_text(out), tool_budget(), hint)
     async def arun(**kw) -> str: return await asyncio.to_thread(run, **kw)
     return StructuredTool(name=async_tool.name, description=async_tool.description, args_schema=async_tool.args_schema,
                           func=run, coroutine=arun, return_direct=async_tool.return_direct)
@@ -202,7 +215,8 @@ def excluded_tools() -> set[str]:
     env = os.environ.get("GAIA_MAS_MCP_EXCLUDE")
     return set(EXCLUDED_TOOLS) if env is None else {n.strip() for n in env.split(",") if n.strip()}
 
-async def get_browser_mcp_tools(mcp_url:Optional[str]=None, # the server; `GAIA_MAS_MCP_URL` or 127.0.0.1:3000 when None
+# %% ../../nbs/gaia/17_browser.ipynb #c1faad89
+async def get_browser_mcp_tools(mcp_url:Optional[str]=None, # the server; `browser_mcp_url()` when None
                                ) -> list:
     "The MCP server's tools, as sync-capable LangChain tools routed to the research step's session."
     from langchain_mcp_adapters.tools import load_mcp_tools
@@ -211,23 +225,11 @@ async def get_browser_mcp_tools(mcp_url:Optional[str]=None, # the server; `GAIA_
     return [create_sync_wrapper_for_mcp_tool(t) for t in tools if t.name not in excluded_tools()]
 
 # %% ../../nbs/gaia/17_browser.ipynb #0968ac33
-CHROMIUM_ARGS = (
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-default-apps",
-    "--disable-domain-reliability",
-    "--disable-client-side-phishing-detection",
-    "--no-first-run",
-    "--metrics-recording-only",
-    "--disable-breakpad",
-    "--disable-features=Translate,OptimizationHints,MediaRouter",
-)
-
 def browsing_on() -> bool:
     "Whether the browser is wanted: `GAIA_MAS_BROWSER`, on unless 0/false/no/off."
     return os.environ.get("GAIA_MAS_BROWSER", "1").strip().lower() not in ("0", "false", "no", "off")
 
+# %% ../../nbs/gaia/17_browser.ipynb #b7ae82c8
 def reachable(url:str, # an http address
               timeout:float=0.5, # seconds to wait for the connection
              ) -> bool:
@@ -239,7 +241,7 @@ def reachable(url:str, # an http address
 
 # %% ../../nbs/gaia/17_browser.ipynb #135f7004
 def playwright_mcp_path() -> Optional[str]:
-    "Playwright's MCP server: `GAIA_MAS_PLAYWRIGHT_MCP`, else the project's tools/mcp/node_modules, else `playwright-mcp` on PATH."
+    "Playwright's MCP server: `GAIA_MAS_PLAYWRIGHT_MCP`, else tools/mcp/node_modules, else `playwright-mcp` on PATH."
     if p := os.environ.get("GAIA_MAS_PLAYWRIGHT_MCP"): return p
     import gaia_mas
     local = Path(gaia_mas.__file__).resolve().parent.parent/"tools"/"mcp"/"node_modules"/".bin"/"playwright-mcp"
@@ -249,10 +251,17 @@ def chromium_path() -> Optional[str]:
     "The chromium to drive: `CHROMIUM`, else chromium or chromium-browser on PATH."
     return os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 
+# %% ../../nbs/gaia/17_browser.ipynb #52171d6b
 def _free_port() -> int:
+    "A TCP port that nothing listens on now, on 127.0.0.1."
     with socket.socket() as s: s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
 
 # %% ../../nbs/gaia/17_browser.ipynb #55587811
+CHROMIUM_ARGS = ("--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-default-apps", "--disable-domain-reliability", "--disable-client-side-phishing-detection",
+                 "--no-first-run", "--metrics-recording-only", "--disable-breakpad",
+                 "--disable-features=Translate,OptimizationHints,MediaRouter")
+
 class LocalBrowser:
     "Playwright's MCP server on a free loopback port, driving headless chromium; `start`, then `stop`."
     def __init__(self, server:str, # the playwright-mcp executable
@@ -266,26 +275,10 @@ class LocalBrowser:
         cfg = self.folder/"config.json"
         cfg.write_text(json.dumps({"browser": {"launchOptions": {"args": list(CHROMIUM_ARGS)}}}))
         root = hasattr(os, "geteuid") and os.geteuid() == 0
-        return [
-            self.server,
-            "--config",
-            str(cfg),
-            "--headless",
-            "--browser",
-            "chromium",
-            "--executable-path",
-            self.chromium,
-            "--isolated",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--allowed-hosts",
-            f"127.0.0.1:{port}",
-            "--output-dir",
-            str(self.folder / "out"),
-            *(["--no-sandbox"] if root else []),
-        ]
+        return [self.server, "--config", str(cfg), "--headless", "--browser", "chromium",
+                "--executable-path", self.chromium, "--isolated", "--host", "127.0.0.1", "--port", str(port),
+                "--allowed-hosts", f"127.0.0.1:{port}", "--output-dir", str(self.folder/"out"),
+                *(["--no-sandbox"] if root else [])]
 
 # %% ../../nbs/gaia/17_browser.ipynb #ba93c1b9
 @patch
@@ -302,9 +295,8 @@ def start(self:LocalBrowser, timeout:float=30, # seconds to wait for the server 
         time.sleep(0.1)
     log_tail = (self.folder/"server.log").read_text(errors="replace")[-500:]
     self.stop()
-    raise RuntimeError(
-        f"the browser's MCP server did not start within {timeout:.0f} s: {log_tail.strip() or 'no output'}"
-    )
+    why = log_tail.strip() or "no output"
+    raise RuntimeError(f"the browser's MCP server did not start within {timeout:.0f} s: {why}")
 
 @patch
 def stop(self:LocalBrowser):
@@ -324,6 +316,7 @@ def _missing_browser() -> Optional[str]:
     missing = [w for w, ok in (("@playwright/mcp", playwright_mcp_path()), ("chromium", chromium_path())) if not ok]
     return f"{' and '.join(missing)} not found (run `make install`, or tools/install_system.sh)" if missing else None
 
+# %% ../../nbs/gaia/17_browser.ipynb #31dd012d
 @contextlib.contextmanager
 def _env(**values):
     "Set environment variables for a scope, then restore them."
@@ -340,7 +333,7 @@ def _env(**values):
 def auto_browser(say:Callable[[str], None]=lambda s: print(s, file=sys.stderr), # where the one-line notice goes
                  timeout:float=30, # seconds to wait for a started server
                 ):
-    "A scope with a browser's MCP server: the configured one, one already running, or one started here and stopped at the end."
+    "A scope with a browser's MCP server: the configured one, a running one, or one started here, stopped at the end."
     if not browsing_on() or os.environ.get("GAIA_MAS_MCP_URL") or reachable(DEFAULT_MCP_URL):
         yield browser_mcp_url() if browsing_on() else None; return
     if problem := _missing_browser():
@@ -353,9 +346,8 @@ def auto_browser(say:Callable[[str], None]=lambda s: print(s, file=sys.stderr), 
         say(f"gaia-mas: no browser: {e}; research goes on without one."); b.stop()
         with _env(GAIA_MAS_BROWSER="0"): yield None
         return
-    say(
-        f"gaia-mas: started a browser for this run (Playwright MCP with headless chromium at {url}); it stops when the run ends."
-    )
+    say(f"gaia-mas: started a browser for this run (Playwright MCP with headless chromium at {url}); "
+        "it stops when the run ends.")
     try:
         with _env(GAIA_MAS_MCP_URL=url): yield url
     finally: b.stop()
@@ -371,11 +363,3 @@ def shared_browser(say:Callable[[str], None]=lambda s: print(s, file=sys.stderr)
         stack = contextlib.ExitStack(); _shared["url"] = stack.enter_context(auto_browser(say))
         _shared["stack"] = stack; atexit.register(stack.close)
     return _shared["url"]
-
-# %% ../../nbs/gaia/17_browser.ipynb #ede3269a
-@contextlib.contextmanager
-def root_logging_kept():
-    "A scope after which the root logger has its level and handlers back, whatever a library did to them inside."
-    root = logging.getLogger(); level, handlers = root.level, root.handlers[:]
-    try: yield
-    finally: root.setLevel(level); root.handlers[:] = handlers
