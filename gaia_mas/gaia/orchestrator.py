@@ -11,12 +11,11 @@ from ..core.schema import AgentConfig
 from .state import FAILURE_ANSWER, GraphState
 from ..core.utils import load_prompt_from_file, prompts_dir
 
+log = logging.getLogger(__name__)
+
 # %% auto #0
 __all__ = ['log', 'initial_state', 'create_input_interface', 'determine_next_step', 'check_retry_limit', 'template', 'numbered',
            'research_digest', 'execute_next_step', 'orchestrator', 'route_from_orchestrator']
-
-# %% ../../nbs/gaia/20_orchestrator.ipynb #69e191de
-log = logging.getLogger(__name__)
 
 # %% ../../nbs/gaia/20_orchestrator.ipynb #b02e0b71
 def initial_state(question:str, # the question
@@ -32,6 +31,7 @@ def initial_state(question:str, # the question
             **{f"{a}_retry_count": 0 for a in limits}, **{f"{a}_retry_limit": n for a, n in limits.items()},
             "retry_failed": False, "error": None, "error_component": None}
 
+# %% ../../nbs/gaia/20_orchestrator.ipynb #77c7b0e3
 def create_input_interface(agent_configs:dict[str, AgentConfig], # the agents' configurations
                           ) -> Callable[[GraphState], GraphState]:
     "The graph's first node: validates the question and initialises the state."
@@ -57,6 +57,7 @@ def _after_approval(state:GraphState) -> str:
             return "expert" if state["current_research_index"] + 1 >= len(state["research_steps"]) else "researcher"
         case _: return "finalizer"
 
+# %% ../../nbs/gaia/20_orchestrator.ipynb #ae0e7470
 def determine_next_step(state:GraphState, # the main graph state
                        ) -> GraphState:
     "A copy of `state` with `next_step` set, and a retry counted when a critic rejected."
@@ -90,10 +91,12 @@ def template(name:str, # a file name in prompts/templates, without .txt
     "The orchestrator's message template `name`."
     return load_prompt_from_file(prompts_dir("templates")/f"{name}.txt")
 
+# %% ../../nbs/gaia/20_orchestrator.ipynb #776e00af
 def numbered(items:list) -> str:
     "Items as numbered lines, or '(none)'."
     return "\n".join(f"{i}. {x}" for i, x in enumerate(items, 1)) or "(none)"
 
+# %% ../../nbs/gaia/20_orchestrator.ipynb #9862494c
 _NONE = object()
 
 def research_digest(steps:list, # the planner's research steps
@@ -107,69 +110,60 @@ def research_digest(steps:list, # the planner's research steps
                        for i, (s, r) in enumerate(pairs, 1)) or "(no research was needed)"
 
 def _research_digest(state:GraphState) -> str:
+    "The digest of the research in `state`."
     return research_digest(state["research_steps"], state["research_results"])
 
 # %% ../../nbs/gaia/20_orchestrator.ipynb #5abc6c2e
 def _with_file(name:str, state:GraphState, **kw) -> str:
     "Fill template `name`, or its `_with_file` variant when a file is attached."
-    return (
-        template(f"{name}_with_file").format(file=state["file"], **kw)
-        if state.get("file")
-        else template(name).format(**kw)
-    )
+    if state.get("file"): return template(f"{name}_with_file").format(file=state["file"], **kw)
+    return template(name).format(**kw)
 
+# %% ../../nbs/gaia/20_orchestrator.ipynb #bbde84b6
 def _to_planner(s):
+    "The planner's instruction: the question (and file), or the critic's feedback on a retry."
     if s["critic_planner_decision"] == "reject":
         return template("to_planner_retry").format(feedback=s["critic_planner_feedback"]), None, {}
     return _with_file("to_planner", s, question=s["question"]), None, {}
 
+def _to_critic_planner(s):
+    "The plan's critic sees the question, the file and both step lists."
+    return _with_file("to_critic_planner", s, question=s["question"], research_steps=numbered(s["research_steps"]),
+                      expert_steps=numbered(s["expert_steps"])), None, {}
+
+# %% ../../nbs/gaia/20_orchestrator.ipynb #6af4d86a
 def _to_researcher(s):
+    "The next research step, or the critic's feedback on the same step; moves the research index on."
     i = s["current_research_index"]
     if s["critic_researcher_decision"] == "reject":
         return template("to_researcher_retry").format(feedback=s["critic_researcher_feedback"]), i, {}
     i += 1
     return _with_file("to_researcher", s, research_topic=s["research_steps"][i]), i, {"current_research_index": i}
 
+def _to_critic_researcher(s):
+    "The research critic sees the current step and its result."
+    i = s["current_research_index"]
+    result = (s["research_results"][i:i + 1] or ["(no result)"])[0]
+    topic = s["research_steps"][i]
+    return template("to_critic_researcher").format(research_topic=topic, research_results=result), i, {}
+
+# %% ../../nbs/gaia/20_orchestrator.ipynb #a4114881
 def _to_expert(s):
+    "The expert's instruction: the question, the research digest and its steps, or the critic's feedback."
     if s["critic_expert_decision"] == "reject":
         return template("to_expert_retry").format(feedback=s["critic_expert_feedback"]), None, {}
-    return (
-        template("to_expert").format(
-            question=s["question"], research_results=_research_digest(s), expert_steps=numbered(s["expert_steps"])
-        ),
-        None,
-        {},
-    )
-
-# %% ../../nbs/gaia/20_orchestrator.ipynb #ca6a4bd8
-def _to_critic_planner(s):
-    return _with_file("to_critic_planner", s, question=s["question"], research_steps=numbered(s["research_steps"]),
-                      expert_steps=numbered(s["expert_steps"])), None, {}
-
-def _to_critic_researcher(s):
-    i = s["current_research_index"]
-    return (
-        template("to_critic_researcher").format(
-            research_topic=s["research_steps"][i],
-            research_results=(s["research_results"][i : i + 1] or ["(no result)"])[0],
-        ),
-        i,
-        {},
-    )
+    return template("to_expert").format(question=s["question"], research_results=_research_digest(s),
+                                        expert_steps=numbered(s["expert_steps"])), None, {}
 
 def _to_critic_expert(s):
-    return (
-        template("to_critic_expert").format(
-            question=s["question"],
-            research_results=_research_digest(s),
-            expert_answer=s["expert_answer"],
-            expert_reasoning=s["expert_reasoning"],
-        ),
-        None,
-        {},
-    )
+    "The expert's critic sees the question, the research, and the expert's answer and reasoning."
+    return template("to_critic_expert").format(question=s["question"], research_results=_research_digest(s),
+                                               expert_answer=s["expert_answer"],
+                                               expert_reasoning=s["expert_reasoning"]), None, {}
 
+# %% ../../nbs/gaia/20_orchestrator.ipynb #248940c5
 def _to_finalizer(s):
+    "The finalizer's instruction: the error that stopped the run, the retry failure, or everything gathered."
     if s.get("error"): return f"The run stopped because the {s['error_component']} failed: {s['error']}", None, {}
     if s["retry_failed"]: return template("to_finalizer_retry_failed"), None, {}
     return template("to_finalizer").format(question=s["question"], research_steps=_research_digest(s),
