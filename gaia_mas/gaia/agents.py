@@ -9,21 +9,16 @@ from typing import Any, Callable, Optional
 from langchain_core.messages import SystemMessage
 from langgraph.errors import GraphBubbleUp
 from ..core.llm import ClearError, invoke_json, validate_or_repair
-from gaia_mas.gaia.messages import (
-    compose_agent_message,
-    convert_agent_messages_to_langchain,
-    get_agent_conversation,
-    send_message,
-)
+from .messages import compose_agent_message, convert_agent_messages_to_langchain
+from .messages import get_agent_conversation, send_message
 from ..core.schema import AgentConfig
 from .state import FAILURE_ANSWER, GraphState
+
+log = logging.getLogger(__name__)
 
 # %% auto #0
 __all__ = ['log', 'create_planner_agent', 'create_critic_agent', 'create_researcher_agent', 'create_expert_agent',
            'create_finalizer_agent', 'changes', 'capture_errors']
-
-# %% ../../nbs/gaia/21_agents.ipynb #3a0e3562
-log = logging.getLogger(__name__)
 
 # %% ../../nbs/gaia/21_agents.ipynb #3dfc6071
 def _respond(state:GraphState, sender:str, content:str, step_id:Optional[int]=None) -> GraphState:
@@ -34,6 +29,7 @@ def _conversation(state:GraphState, agent:str, **kw) -> list:
     "The agent's conversation with the orchestrator as LangChain messages."
     return convert_agent_messages_to_langchain(get_agent_conversation(state, agent, **kw))
 
+# %% ../../nbs/gaia/21_agents.ipynb #c6343fe7
 def create_planner_agent(config:AgentConfig, # the planner's configuration
                          llm_planner, # the planner's model
                         ) -> Callable[[GraphState], GraphState]:
@@ -42,11 +38,8 @@ def create_planner_agent(config:AgentConfig, # the planner's configuration
         msgs = [SystemMessage(content=config.system_prompt), *_conversation(state, "planner")]
         r = invoke_json(llm_planner, msgs, config.output_schema, "planner")
         state = {**state, "research_steps": r["research_steps"], "expert_steps": r["expert_steps"]}
-        return _respond(
-            state,
-            "planner",
-            f"Planner complete. Research steps: {r['research_steps']}, Expert steps: {r['expert_steps']}",
-        )
+        done = f"Planner complete. Research steps: {r['research_steps']}, Expert steps: {r['expert_steps']}"
+        return _respond(state, "planner", done)
     return planner_agent
 
 # %% ../../nbs/gaia/21_agents.ipynb #a7121e95
@@ -70,12 +63,14 @@ def _continue(saved:Optional[dict], fresh:dict, conversation:list) -> dict:
     if saved is None: return {**fresh, "messages": conversation}
     return {**saved, "messages": [*saved["messages"], conversation[-1]]}
 
+# %% ../../nbs/gaia/21_agents.ipynb #a06a9148
 def _run_react(graph, sub:dict, state:GraphState, step_scope, config:AgentConfig, component:str,
                repair_llm) -> tuple[dict, dict]:
     "Run a ReAct subgraph inside its step scope; return its final state and its validated reply."
     with (step_scope(state) if step_scope else contextlib.nullcontext()): sub = graph.invoke(sub)
     return sub, validate_or_repair(sub["messages"][-1], config.output_schema, component, repair_llm)
 
+# %% ../../nbs/gaia/21_agents.ipynb #974d46cf
 def create_researcher_agent(config:AgentConfig, # the researcher's configuration
                             compiled_researcher_graph, # from `create_researcher_subgraph`
                             repair_llm:Any=None, # model for one JSON repair call; none if None
@@ -86,9 +81,8 @@ def create_researcher_agent(config:AgentConfig, # the researcher's configuration
         idx = state["current_research_index"]
         rs = _continue(state["researcher_states"].get(idx), {"step_index": idx, "result": None},
                        _conversation(state, "researcher", step_id=idx))
-        rs, r = _run_react(
-            compiled_researcher_graph, rs, state, step_scope, config, f"researcher step {idx}", repair_llm
-        )
+        rs, r = _run_react(compiled_researcher_graph, rs, state, step_scope, config, f"researcher step {idx}",
+                           repair_llm)
         results = [*state["research_results"]]
         if len(results) <= idx: results.append(r["result"])
         else: results[idx] = r["result"]
@@ -128,11 +122,8 @@ def create_finalizer_agent(config:AgentConfig, # the finalizer's configuration
             r = invoke_json(llm_finalizer, msgs, config.output_schema, "finalizer")
             ans, trace = r["final_answer"], r["final_reasoning_trace"]
         state = {**state, "final_answer": ans, "final_reasoning_trace": trace}
-        return _respond(
-            state,
-            "finalizer",
-            f"Finalizer complete. The final answer is:\n{ans}\n\n## The final reasoning trace is:\n{trace}",
-        )
+        done = f"Finalizer complete. The final answer is:\n{ans}\n\n## The final reasoning trace is:\n{trace}"
+        return _respond(state, "finalizer", done)
     return finalizer_agent
 
 # %% ../../nbs/gaia/21_agents.ipynb #44b84a74
@@ -142,6 +133,7 @@ def changes(before:dict, # the state a node was given
     "The fields of `after` that are new objects: what the node changed."
     return {k: v for k, v in after.items() if before.get(k, changes) is not v}
 
+# %% ../../nbs/gaia/21_agents.ipynb #01b6ff6a
 def capture_errors(name:str, # the node's name; "critic" is reported as the current critic step
                    node:Callable[[GraphState], GraphState], # the node function
                   ) -> Callable[[GraphState], GraphState]:
@@ -154,16 +146,11 @@ def capture_errors(name:str, # the node's name; "critic" is reported as the curr
         except Exception as e:
             component = state.get("current_step", name) if name == "critic" else name
             log.exception("%s failed after %.1f s", component, time.perf_counter() - t0)
-            out = {
-                **state,
-                "error": str(e) if isinstance(e, ClearError) else f"{type(e).__name__}: {e}",
-                "error_component": component,
-            }
+            error = str(e) if isinstance(e, ClearError) else f"{type(e).__name__}: {e}"
+            out = {**state, "error": error, "error_component": component}
             if name == "orchestrator": out |= {"current_step": "finalizer", "next_step": "finalizer"}
             if name == "finalizer":
-                out |= {
-                    "final_answer": FAILURE_ANSWER,
-                    "final_reasoning_trace": f"{FAILURE_ANSWER} The finalizer failed: {out['error']}",
-                }
+                out |= {"final_answer": FAILURE_ANSWER,
+                        "final_reasoning_trace": f"{FAILURE_ANSWER} The finalizer failed: {out['error']}"}
             return changes(state, out)
     return guarded
