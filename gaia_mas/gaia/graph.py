@@ -8,26 +8,21 @@ import logging
 from typing import Any, Optional, Sequence
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
-from .agents import (capture_errors, create_critic_agent, create_expert_agent, create_finalizer_agent,
-                             create_planner_agent, create_researcher_agent)
+from .agents import capture_errors, create_critic_agent, create_expert_agent, create_finalizer_agent
+from .agents import create_planner_agent, create_researcher_agent
 from .expert_tools import get_expert_tools
 from ..core.llm import llm_factory
 from .orchestrator import create_input_interface, orchestrator, route_from_orchestrator
 from ..core.schema import AgentConfig
 from .state import GraphState
-from gaia_mas.gaia.subgraphs import (
-    create_expert_llm_node,
-    create_expert_subgraph,
-    create_researcher_llm_node,
-    create_researcher_subgraph,
-)
+from .subgraphs import create_expert_llm_node, create_expert_subgraph
+from .subgraphs import create_researcher_llm_node, create_researcher_subgraph
 from ..core.utils import run_sync
+
+log = logging.getLogger(__name__)
 
 # %% auto #0
 __all__ = ['log', 'AGENTS', 'make_llms', 'build_agents', 'create_multi_agent_graph', 'answer_question']
-
-# %% ../../nbs/gaia/22_graph.ipynb #9fa356a6
-log = logging.getLogger(__name__)
 
 # %% ../../nbs/gaia/22_graph.ipynb #0a94d81a
 AGENTS = ("planner", "researcher", "expert", "critic", "finalizer")
@@ -51,6 +46,7 @@ def _default_research_tools():
     from gaia_mas.gaia.research_tools import get_research_tools
     return run_sync(get_research_tools())
 
+# %% ../../nbs/gaia/22_graph.ipynb #dfd9ecd6
 def _opik_tracer(app):
     "An Opik tracer for `app`; opik is imported only here."
     try: from opik.integrations.langchain import OpikTracer
@@ -84,9 +80,8 @@ def create_multi_agent_graph(agent_configs:dict[str, AgentConfig], # from `make_
     models = make_llms(agent_configs, {}, llms, agents=("planner", "critic", "finalizer"))  # a missing key stops here
     research_tools = _default_research_tools() if research_tools is None else research_tools
     expert_tools = get_expert_tools() if expert_tools is None else expert_tools
-    models |= make_llms(
-        agent_configs, {"researcher": research_tools, "expert": expert_tools}, llms, agents=("researcher", "expert")
-    )
+    models |= make_llms(agent_configs, {"researcher": research_tools, "expert": expert_tools}, llms,
+                        agents=("researcher", "expert"))
     agents = build_agents(agent_configs, research_tools, expert_tools, models)
     g = StateGraph(GraphState)
     g.add_node("input_interface", create_input_interface(agent_configs))
