@@ -11,6 +11,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import Field, PrivateAttr
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['Reply', 'ScriptedChatModel', 'FakeOpenAIServer', 'LiveServer']
@@ -65,17 +66,6 @@ class ScriptedChatModel(BaseChatModel):
         if self.latency: await asyncio.sleep(self.latency)
         return ChatResult(generations=[ChatGeneration(message=self._next(messages))])
 
-    async def _astream(self, messages, stop=None, run_manager=None, **kw):
-        "The reply in pieces of a few words, `latency` spread over them in at most 8 waits."
-        msg = self._next(messages); pieces = _pieces(str(msg.content))
-        every = -(-len(pieces) // 8); waits = -(-len(pieces) // every)
-        for i, piece in enumerate(pieces):
-            if self.latency and i % every == 0: await asyncio.sleep(self.latency / waits)
-            chunk = ChatGenerationChunk(message=_chunk(msg, piece, first=i == 0, last=i == len(pieces) - 1,
-                                                       name=self.name))
-            if run_manager: await run_manager.on_llm_new_token(piece, chunk=chunk)
-            yield chunk
-
     def bind_tools(self, tools, **kw): return self
 
 # %% ../../nbs/core/05_testing.ipynb #e0d8a58f
@@ -91,6 +81,18 @@ def _chunk(msg:AIMessage, piece:str, first:bool, last:bool, name:str) -> AIMessa
              c in enumerate(msg.tool_calls)] if first else []
     return AIMessageChunk(content=piece, tool_call_chunks=calls, usage_metadata=msg.usage_metadata if last else None,
                           response_metadata={"model_name": name, "finish_reason": "stop"} if last else {})
+
+# %% ../../nbs/core/05_testing.ipynb #96cf0a7b
+@patch
+async def _astream(self:ScriptedChatModel, messages, stop=None, run_manager=None, **kw):
+    "The reply in pieces of a few words, `latency` spread over them in at most 8 waits."
+    msg = self._next(messages); pieces = _pieces(str(msg.content))
+    every = -(-len(pieces) // 8); waits = -(-len(pieces) // every)
+    for i, piece in enumerate(pieces):
+        if self.latency and i % every == 0: await asyncio.sleep(self.latency / waits)
+        chunk = ChatGenerationChunk(message=_chunk(msg, piece, first=i == 0, last=i == len(pieces) - 1, name=self.name))
+        if run_manager: await run_manager.on_llm_new_token(piece, chunk=chunk)
+        yield chunk
 
 # %% ../../nbs/core/05_testing.ipynb #c33d0001
 def _completion(spec:dict, request:dict) -> dict:
