@@ -113,12 +113,13 @@ def _initdb(bindir:Path, data:Path, demote, env:dict, timeout:float) -> None:
                         "--no-sync"], capture_output=True, timeout=timeout, preexec_fn=demote, env=env)
     if r.returncode: raise RuntimeError(f"initdb failed ({r.returncode}): {r.stderr.decode(errors='replace')[-2000:]}")
 
-def _launch(bindir:Path, data:Path, port:int, log, demote, env:dict) -> subprocess.Popen:
-    "The server on 127.0.0.1:`port`, its socket folder beside `data`, tuned for throwaway data."
-    fast = ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=50"]
-    return subprocess.Popen([str(bindir/"postgres"), "-D", str(data), "-p", str(port), "-h", "127.0.0.1",
-                             "-k", str(data.parent/"sock"), *fast], stdout=subprocess.DEVNULL, stderr=log,
-                            preexec_fn=demote, env=env, start_new_session=True)
+def _launch(bindir:Path, data:Path, port:int, listen:str, max_connections:int, log, demote, env:dict
+           ) -> subprocess.Popen:
+    "The server on `port` of the `listen` addresses, its socket folder beside `data`, tuned for throwaway data."
+    fast = ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]
+    return subprocess.Popen([str(bindir/"postgres"), "-D", str(data), "-p", str(port), "-h", listen,
+                             "-k", str(data.parent/"sock"), *fast, "-c", f"max_connections={max_connections}"],
+                            stdout=subprocess.DEVNULL, stderr=log, preexec_fn=demote, env=env, start_new_session=True)
 
 # %% ../../nbs/core/07_pg_server.ipynb #382fcaa4
 def _wait_ready(proc:subprocess.Popen, port:int, logfile:Path, deadline:float) -> str:
@@ -142,9 +143,12 @@ def _stop(proc:Optional[subprocess.Popen]) -> None:
 # %% ../../nbs/core/07_pg_server.ipynb #66f437d9
 @contextlib.contextmanager
 def postgres_server(timeout:float=60, # seconds for initdb, and again for the server to accept a query
+                    listen:str="127.0.0.1", # the addresses to listen on, comma-separated (127.0.0.1 among them)
+                    max_connections:int=50, # the server's connection limit
+                    trust:Optional[str]=None, # a CIDR such as 10.1.2.0/24 whose clients may connect too
                    ):
-    "Start PostgreSQL in a temp folder on a free 127.0.0.1 port; yield its URL; stop it and delete the folder."
-    if os.environ.get(PG_URL_ENV): yield os.environ[PG_URL_ENV]; return
+    "Start PostgreSQL in a temp folder on a free port; yield its URL on 127.0.0.1; stop it and delete the folder."
+    if os.environ.get(PG_URL_ENV) and listen == "127.0.0.1": yield os.environ[PG_URL_ENV]; return
     if why := pg_missing(): raise RuntimeError(why)
     bindir, (demote, uid, gid) = pg_bin_dir(), _demote()
     if uid is not None and not _can_run(bindir/"initdb", demote): bindir = _readable_copy(bindir)
@@ -157,8 +161,10 @@ def postgres_server(timeout:float=60, # seconds for initdb, and again for the se
     try:
         with open(tmp/"server.log", "wb") as log:
             _initdb(bindir, tmp/"data", demote, env, timeout)
+            if trust:
+                with open(tmp/"data"/"pg_hba.conf", "a") as f: f.write(f"host all all {trust} trust\n")
             port = free_port()
-            proc = _launch(bindir, tmp/"data", port, log, demote, env)
+            proc = _launch(bindir, tmp/"data", port, listen, max_connections, log, demote, env)
             yield _wait_ready(proc, port, tmp/"server.log", time.monotonic() + timeout)
     finally:
         _stop(proc)

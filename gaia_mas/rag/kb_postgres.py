@@ -261,7 +261,7 @@ def cited(self:PostgresKB, citation:str, limit:int=200) -> list[tuple[str, dict]
     return [(s, m) for s, m in self._q("select source, metadata from chunks where citation = %s limit %s",
                                        (citation, limit))]
 
-# %% ../../nbs/rag/30c_kb_postgres.ipynb #f3924b59
+# %% ../../nbs/rag/30c_kb_postgres.ipynb #0a41f886
 # keyword search on a large table ranks only the chunks holding a term found in under COMMON_TERM of them
 COMMON_TERM, PRUNE_MIN_CHUNKS = 0.05, 20_000
 def _quoted(lexeme:str) -> str: return "'" + lexeme.replace("'", "''") + "'"  # for to_tsquery
@@ -276,6 +276,12 @@ def rank_keyword(self:PostgresKB, terms:list[str], n:int, conds:list) -> list[tu
     return self._q(f"select t.id, ts_rank(t.tsv, q, 1) from chunk_terms t{join}, to_tsquery('english', %s) q "
                    f"where t.tsv @@ {cand}{where} order by 2 desc, t.id limit %s",
                    [" | ".join(terms), *([" | ".join(_quoted(l) for l in sel)] if sel else []), *params, n])
+
+@patch
+def _any_holds_all(self:PostgresKB, ids:Sequence[int], terms:list[str]) -> bool:
+    if not ids or not terms: return False
+    return bool(self._q("select 1 from chunk_terms where id = any(%s) and tsv @@ to_tsquery('english', %s) limit 1",
+                        (list(ids), " & ".join(terms))))
 
 # %% ../../nbs/rag/30c_kb_postgres.ipynb #abdf68d1
 @patch

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 # %% auto #0
-__all__ = ['MODES', 'WORD', 'STOP_WORDS', 'OPS', 'FIELD', 'FILTER_DEPTH', 'FILTER_CHARS', 'META_DEPTH', 'META_CHARS', 'Hit',
-           'Hits', 'citation_for', 'query_terms', 'check_json', 'json_depth', 'parse_json', 'check_filters',
-           'normalize_filters', 'check_metadata', 'rrf', 'dedupe', 'spread']
+__all__ = ['MODES', 'WORD', 'STOP_WORDS', 'OPS', 'FIELD', 'FILTER_DEPTH', 'FILTER_CHARS', 'META_DEPTH', 'META_CHARS',
+           'LITERAL_DEPTH', 'Hit', 'Hits', 'citation_for', 'query_terms', 'check_json', 'json_depth', 'parse_json',
+           'check_filters', 'normalize_filters', 'check_metadata', 'rrf', 'hybrid', 'dedupe', 'spread']
 
 # %% ../../nbs/rag/30_kb_search.ipynb #95bbccc8
 @dataclass
@@ -180,7 +180,19 @@ def rrf(ranked:Sequence[Sequence[int]], # ranked id lists, best first
         for r, i in enumerate(ids, 1): score[i] = score.get(i, 0.0) + 1.0 / (k + r)
     return sorted(score.items(), key=lambda x: -x[1])
 
-# %% ../../nbs/rag/30_kb_search.ipynb #5b637422
+# %% ../../nbs/rag/30_kb_search.ipynb #acb09035
+LITERAL_DEPTH = 10  # hybrid search fuses when one of this many top keyword passages holds every query term
+
+def hybrid(words:Sequence[tuple[int, float]], # the keyword ranking: (id, score) pairs, best first
+           meaning:Sequence[tuple[int, float]], # the semantic ranking
+           literal:bool, # whether a top keyword passage holds every query term
+          ) -> list[tuple[int, float]]:
+    "Both rankings fused by `rrf` when the query is literal, else the semantic one (the keyword one if there is none)."
+    if not meaning: return list(words)
+    if not literal: return list(meaning)
+    return rrf([[i for i, _ in words], [i for i, _ in meaning]])
+
+# %% ../../nbs/rag/30_kb_search.ipynb #f2b7b23f
 def _shingles(text:str) -> set:
     w = WORD.findall(text.lower())
     return {tuple(w[i:i+3]) for i in range(max(len(w) - 2, 1))}
@@ -206,7 +218,7 @@ def dedupe(hits:Sequence[Hit], # ranked hits
         kept.append(h); seen.append(s); ids.add(h.chunk_id)
     return kept
 
-# %% ../../nbs/rag/30_kb_search.ipynb #a1568b16
+# %% ../../nbs/rag/30_kb_search.ipynb #2f7d1131
 def spread(items:Sequence, # ranked items: hits, or (id, score) pairs
            k:int, # how many results will be kept
            key:Callable=lambda h: h.source, # an item's source

@@ -232,7 +232,7 @@ def cited(self:SQLiteKB, citation:str, limit:int=200) -> list[tuple[str, dict]]:
     sql = "select source, metadata from chunks where citation = ? limit ?"
     return [(s, json.loads(m)) for s, m in self.db.execute(sql, (citation, limit))]
 
-# %% ../../nbs/rag/30b_kb_sqlite.ipynb #eed6be20
+# %% ../../nbs/rag/30b_kb_sqlite.ipynb #23c914f9
 @patch
 def rank_keyword(self:SQLiteKB, terms:list[str], n:int, conds:list) -> list[tuple[int, float]]:
     if not terms: return []
@@ -244,6 +244,12 @@ def rank_keyword(self:SQLiteKB, terms:list[str], n:int, conds:list) -> list[tupl
     sql = (f"select c.id, -chunks_fts.rank from chunks_fts join chunks c on c.id = chunks_fts.rowid "
            f"where chunks_fts match ?{where} order by chunks_fts.rank limit ?")
     return self.db.execute(sql, [q, *params, n]).fetchall()
+
+@patch
+def _any_holds_all(self:SQLiteKB, ids:Sequence[int], terms:list[str]) -> bool:
+    if not ids or not terms: return False
+    sql = f"select 1 from chunks_fts where chunks_fts match ? and rowid in ({_marks(len(ids))}) limit 1"
+    return self.db.execute(sql, (" AND ".join(f'"{t}"' for t in terms), *ids)).fetchone() is not None
 
 # %% ../../nbs/rag/30b_kb_sqlite.ipynb #0fc12a2a
 @patch
