@@ -37,9 +37,10 @@ test-nbs: check-venv
 test-py: check-venv
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-lint: check-venv  ## the import layers (.importlinter), and no name that hides a module-level one (pylint)
+lint: check-venv  ## the import layers (.importlinter), no name that hides a module-level one (pylint), tests/README.md
 	$(BIN)/lint-imports
 	$(BIN)/pylint --rcfile=.pylintrc gaia_mas
+	$(BIN)/python tools/tests_map.py --check
 
 docs-check: check-venv  ## the docs process without errors (nbdev_proc_nbs, with a no-op quarto)
 	bash tools/check_docs.sh

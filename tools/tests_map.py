@@ -1,0 +1,92 @@
+"""Write tests/README.md: each module, the notebook whose cells test it, and the pytest files that start its processes.
+
+Run: python tools/tests_map.py          (writes tests/README.md)
+     python tools/tests_map.py --check  (exit 1 when tests/README.md is not up to date; `make lint` runs it)
+"""
+import re, sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PARTS = {"core": "the foundation", "gaia": "the GAIA multi-agent graph", "rag": "the RAG system", "": "the commands"}
+MARKERS = ("security", "real_server", "browser", "postgres", "slow")
+
+HEAD = """# Tests
+
+Two kinds, both run by `make test` (and by CI):
+
+- **Notebook tests**: the `test_eq` cells and live examples in `nbs/`, run by `nbdev_test`. They document what each
+  function does, one concept at a time, and run in seconds.
+- **Process tests**: the pytest files here. They start what a user starts (the `gaia-mas` command, servers, JupyterLab
+  in chromium, PostgreSQL, llama.cpp, network namespaces) and check what the user sees.
+
+Files are named after the module they test: `tests/<part>/test_<module>.py`, with a suffix when a module has several
+(`test_service_failover.py`). How a test runs is a pytest marker, not a folder: `-m security` (attacks replayed),
+`-m real_server` (a real llama.cpp model), `-m browser` (chromium), `-m postgres` (PostgreSQL). For example,
+`python -m pytest -m "security and not browser" tests/rag`. Shared helpers are in `tests/support/` (on the path through
+`pytest.ini`); the library's own test pieces (scripted models, the PostgreSQL server) are in `gaia_mas.core.testing` and
+`gaia_mas.core.pg_server`.
+
+This file is written by `python tools/tests_map.py`; `make lint` checks that it is up to date.
+"""
+
+
+def notebook_of(py:Path) -> str:
+    "The notebook a module is exported from."
+    m = re.search(r"File to edit: (\S+?)\.?\s*$", py.read_text(), re.M)
+    return str((py.parent / m.group(1)).resolve().relative_to(ROOT)) if m else "?"
+
+
+def markers_of(test:Path) -> list:
+    "The markers a test file uses."
+    text = test.read_text()
+    found = set(re.findall(r"mark\.(\w+)", text)) | ({"postgres"} if "pg_url" in text else set())
+    return [m for m in MARKERS if m in found]
+
+
+def tests_for(part:str, mod:str, mods:list) -> list:
+    "The pytest files for one module: test_<module>.py and test_<module>_*.py, unless a longer module name claims them."
+    folder = ROOT / "tests" / part if part else ROOT / "tests"
+    def owner(name): return max((m for m in mods if re.fullmatch(rf"test_{m}(_\w+)?\.py", name)), key=len, default=None)
+    return sorted(p for p in folder.glob("test_*.py") if owner(p.name) == mod)
+
+
+def cell(test:Path) -> str:
+    "One test file as a table cell: its path and markers."
+    marks = markers_of(test)
+    return f"`{test.relative_to(ROOT / 'tests')}`" + (f" ({', '.join(marks)})" if marks else "")
+
+
+def rows(part:str, claimed:set) -> list:
+    "Table rows for one part of the package."
+    pkg = ROOT / "gaia_mas" / part
+    out, pys = [], sorted(pkg.glob("[a-z]*.py"))
+    for py in pys:
+        mod = py.stem
+        tests = tests_for(part, mod, [p.stem for p in pys])
+        claimed.update(tests)
+        name = f"gaia_mas.{part}.{mod}" if part else f"gaia_mas.{mod}"
+        out.append(f"| `{name}` | `{notebook_of(py)}` | {'<br>'.join(cell(t) for t in tests) or '-'} |")
+    return out
+
+
+def render() -> str:
+    "The whole tests/README.md."
+    claimed, parts = set(), []
+    for part, what in PARTS.items():
+        parts += [f"\n## {part or 'top level'}: {what}\n", "| module | notebook tests | process tests |", "|---|---|---|"]
+        parts += rows(part, claimed)
+    others = sorted(set((ROOT / "tests").rglob("test_*.py")) - claimed - set((ROOT / "tests" / "support").rglob("*")))
+    if others:
+        parts += ["\n## Across modules\n", "| test file | markers |", "|---|---|"]
+        parts += [f"| `{t.relative_to(ROOT / 'tests')}` | {', '.join(markers_of(t)) or '-'} |" for t in others]
+    return HEAD + "\n".join(parts) + "\n"
+
+
+if __name__ == "__main__":
+    target, text = ROOT / "tests" / "README.md", render()
+    if "--check" in sys.argv:
+        ok = target.exists() and target.read_text() == text
+        print("tests/README.md is up to date" if ok else "tests/README.md is out of date: run python tools/tests_map.py")
+        sys.exit(0 if ok else 1)
+    target.write_text(text)
+    print(f"wrote {target.relative_to(ROOT)}")
