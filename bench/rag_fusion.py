@@ -14,7 +14,8 @@ The bench installs the two Debian packages with apt when they are missing (as ro
 gets page-level recall@5 and MRR (through gaia_mas.rag.eval) for keyword search, semantic search, plain reciprocal rank
 fusion (RRF over the top 50 of each, what hybrid search did before), hybrid search as it is now (RRF only when one of
 the best keyword passages holds every query term, else the semantic ranking), and two static alternatives: RRF with the
-semantic ranking weighted twice, and a min-max convex combination of the two scores at equal weights. A cell is marked
+semantic ranking weighted twice, and a min-max convex combination of the two scores at equal weights. `fused` counts
+the questions for which hybrid search fuses (the rest get the semantic ranking). A cell is marked
 `*` when it meets the better half (the best of keyword and semantic) in both figures. Results are diverse as by default
 (`spread`), and, in a second table, the plain ranking. With --keep the knowledge bases are kept and reused (a whole
 manual takes minutes to embed on 2 cores).
@@ -82,34 +83,34 @@ def build(name: str, folder: Path):
     return kb
 
 
-def weighted_rrf(lists: list[list], weights: list[float], k: int = 60) -> list:
-    "Reciprocal rank fusion with a weight per list: hits, best first."
-    score, hit = {}, {}
-    for hits, w in zip(lists, weights):
-        for r, h in enumerate(hits, 1): score[h.chunk_id] = score.get(h.chunk_id, 0.0) + w / (k + r); hit[h.chunk_id] = h
-    return [hit[i] for i in sorted(score, key=lambda i: -score[i])]
+def fuse(lists: list[list[tuple[int, float]]], weights: list[float], how: str) -> list[tuple[int, float]]:
+    "The (id, score) lists fused: weighted RRF (k=60), or a convex combination of min-max scaled scores."
+    score: dict[int, float] = {}
+    for pairs, w in zip(lists, weights):
+        if not pairs: continue
+        hi, lo = pairs[0][1], pairs[-1][1]
+        for r, (i, s) in enumerate(pairs, 1):
+            score[i] = score.get(i, 0.0) + w * (1 / (60 + r) if how == "rrf" else (s - lo) / (hi - lo) if hi > lo else 1.0)
+    return sorted(score.items(), key=lambda x: -x[1])
 
 
-def minmax(lists: list[list], weights: list[float]) -> list:
-    "Convex combination of the lists' scores, each scaled to 0..1 by its own min and max (0 where a list lacks a hit)."
-    score, hit = {}, {}
-    for hits, w in zip(lists, weights):
-        if not hits: continue
-        hi, lo = hits[0].score, hits[-1].score
-        for h in hits:
-            score[h.chunk_id] = score.get(h.chunk_id, 0.0) + w * ((h.score - lo) / (hi - lo) if hi > lo else 1.0)
-            hit[h.chunk_id] = h
-    return [hit[i] for i in sorted(score, key=lambda i: -score[i])]
+def fused(kb, question: str) -> bool:
+    "Whether hybrid search fuses for `question` (one of the best keyword passages holds every query term)."
+    from gaia_mas.rag.kb import LITERAL_DEPTH, query_terms
+    terms = query_terms(question)
+    return kb._any_holds_all([i for i, _ in kb._keyword(terms, LITERAL_DEPTH, [])], terms)
 
 
 def candidates(kb, question: str, diverse: bool) -> dict[str, list]:
-    "Each candidate's top K hits for `question`: the three modes as they are, and three fusions of the top 50s."
-    from gaia_mas.rag.kb import dedupe, spread
-    words, meaning = (list(kb.search(question, mode=m, k=DEPTH, diverse=False)) for m in ("keyword", "semantic"))
-    fused = {"RRF (before)": weighted_rrf([words, meaning], [1, 1]), "RRF, semantic x2": weighted_rrf([words, meaning], [1, 2]),
-             "min-max 0.5": minmax([words, meaning], [0.5, 0.5])}
+    """Each candidate's top K hits for `question`: the three modes as they are, and three fusions of the engine's own
+    top-50 keyword and semantic lists (those hybrid search fuses; reaching them needs the engine's primitives)."""
+    from gaia_mas.rag.kb import query_terms
+    terms, vec = query_terms(question), kb._query_vector(question)
+    words, meaning = kb._keyword(terms, DEPTH, []), kb._vector(vec, DEPTH, [])
+    fused = {"RRF (before)": fuse([words, meaning], [1, 1], "rrf"), "RRF, semantic x2": fuse([words, meaning], [1, 2], "rrf"),
+             "min-max 0.5": fuse([words, meaning], [0.5, 0.5], "minmax")}
     out = {m: list(kb.search(question, mode=m, k=K, diverse=diverse)) for m in ("keyword", "semantic", "hybrid")}
-    return {**out, **{n: dedupe(spread(hs, K) if diverse else hs, k=K) for n, hs in fused.items()}}
+    return {**out, **{n: kb._distinct(kb._spread(s, K) if diverse else s, K) for n, s in fused.items()}}
 
 
 CANDIDATES = ("keyword", "semantic", "RRF (before)", "hybrid", "RRF, semantic x2", "min-max 0.5")
@@ -130,6 +131,7 @@ def measure(name: str, folder: Path) -> dict:
         for q in questions:
             for c, hits in candidates(kb, q.question, diverse).items(): runs[c][q.id] = ranked_sources(hits)
         out[how] = {h: {c: _means(score_run(qs, runs[c], K)) for c in CANDIDATES} for h, qs in halves.items()}
+    out["fused"] = {h: f"{sum(fused(kb, q.question) for q in qs)}/{len(qs)}" for h, qs in halves.items()}
     kb.close()
     return out
 
@@ -141,16 +143,16 @@ def _means(per: dict) -> dict:
 
 def table(results: dict, how: str) -> str:
     "A markdown table, corpus x half by candidate, `*` where a candidate meets the better half in both figures."
-    lines = ["| corpus | half | " + " | ".join(CANDIDATES) + " |", "|---|---|" + "---|" * len(CANDIDATES)]
+    lines = ["| corpus | half | fused | " + " | ".join(CANDIDATES) + " |", "|---|---|---|" + "---|" * len(CANDIDATES)]
     meets = dict.fromkeys(CANDIDATES, 0); cells = 0
     for corpus, r in results.items():
         for half, c in r[how].items():
             best = {x: max(c["keyword"][x], c["semantic"][x]) for x in ("recall@5", "mrr")}
             ok = {n: all(c[n][x] >= best[x] - 1e-9 for x in best) for n in CANDIDATES}
             meets = {n: meets[n] + ok[n] for n in CANDIDATES}; cells += 1
-            lines.append(f"| {corpus} | {half} | " + " | ".join(f"{c[n]['recall@5']:.3f} / {c[n]['mrr']:.3f}"
+            lines.append(f"| {corpus} | {half} | {r['fused'][half]} | " + " | ".join(f"{c[n]['recall@5']:.3f} / {c[n]['mrr']:.3f}"
                                                            f"{' *' if ok[n] else ''}" for n in CANDIDATES) + " |")
-    lines.append(f"| meets the better half | of {cells} | " + " | ".join(str(meets[n]) for n in CANDIDATES) + " |")
+    lines.append(f"| meets the better half | of {cells} | | " + " | ".join(str(meets[n]) for n in CANDIDATES) + " |")
     return "\n".join(lines)
 
 

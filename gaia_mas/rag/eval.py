@@ -193,14 +193,14 @@ def evaluate(kb, # an open knowledge base
             "problems": sorted(rejected + notes, key=lambda p: int(re.match(r"line (\d+)", p).group(1)))}
 
 # %% ../../nbs/rag/37b_eval.ipynb #09f9337e
-def _miss_lines(report:dict, m:str, width:int=64) -> list[str]:
+def _miss_lines(report:dict, m:str, width:int=50) -> list[str]:
     "The questions mode `m` misses wholly or in part, one line each: id, question, the relevant names not found."
     s, rows = report["modes"][m], report["questions"]
     if not s["missed"] and not s["partly"]: return []
     out = [f"{m}: {len(s['missed'])} of {len(rows)} questions missed, {len(s['partly'])} found in part"]
     for r in rows:
         if r["id"] not in s["missed"] and r["id"] not in s["partly"]: continue
-        how = "missed" if r["id"] in s["missed"] else "in part; not found"
+        how = "missed" if r["id"] in s["missed"] else "partly, not found"
         out.append(f"  {printable(cut(r['id'], 12)):<12} {printable(cut(r['question'], width)):<{width}}  "
                    f"{how}: {printable(', '.join(r['modes'][m]['missing']))}")
     return out
@@ -328,7 +328,7 @@ async def answer_all(report:dict, # from `evaluate`; gets "answers" and "answer_
     return report
 
 # %% ../../nbs/rag/37b_eval.ipynb #93a496c6
-def _answer_lines(report:dict, width:int=64) -> list[str]:
+def _answer_lines(report:dict, width:int=50) -> list[str]:
     "The answers' totals, and the questions whose answer cites no relevant source or failed."
     t, ans = report["answer_totals"], report["answers"]
     v = ", ".join(f"{n} {name}" for name, n in t["verdicts"].items() if n)
