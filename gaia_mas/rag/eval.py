@@ -93,14 +93,15 @@ def match_sources(questions:list[Question], # from `read_golden`
     "The questions to evaluate (their `sources` set), those left out as none of their sources is there, and messages."
     index, kept, left, notes = _by_name(sources), [], [], []
     for q in questions:
-        found = {r: [s for s in index.get(r.replace("\\", "/").strip("/").rsplit("/", 1)[-1], []) if source_matches(r, s)]
-                 for r in q.relevant}
+        name = lambda r: r.replace("\\", "/").strip("/").rsplit("/", 1)[-1]
+        found = {r: [s for s in index.get(name(r), []) if source_matches(r, s)] for r in q.relevant}
         q.sources = sorted({s for ss in found.values() for s in ss})
         missing = [r for r, ss in found.items() if not ss]
         notes += [f"line {q.line}: {r!r} matches {len(ss)} sources; all of them count as relevant (give more of "
                   "the path to name one)" for r, ss in found.items() if len(ss) > 1]
-        if not q.sources: notes.append(f"line {q.line}: none of its sources ({_names(missing)}) is in the knowledge "
-                                       "base, so the question is left out of the figures (ingest them, or fix the names)")
+        if not q.sources: notes.append(f"line {q.line}: none of its sources ({_names(missing)}) is in the "
+                                       "knowledge base, so the question is left out of the figures (ingest them, "
+                                       "or fix the names)")
         elif missing: notes.append(f"line {q.line}: {_names(missing)} matches no source in the knowledge base; the "
                                    "question counts its other sources only")
         (kept if q.sources else left).append(q)
@@ -144,7 +145,8 @@ def score_run(questions:Sequence[Question], # the questions, with their `sources
     import ir_measures as irm
     ms = measures(k); name = {str(v): key for key, v in ms.items()}
     qrels = [irm.Qrel(q.id, s, 1) for q in questions for s in q.sources]
-    docs = [irm.ScoredDoc(q.id, s, float(len(run[q.id]) - r)) for q in questions for r, s in enumerate(run.get(q.id, []))]
+    docs = [irm.ScoredDoc(q.id, s, float(len(run[q.id]) - r)) for q in questions
+            for r, s in enumerate(run.get(q.id, []))]
     out = {q.id: dict.fromkeys(ms, 0.0) for q in questions}
     for m in irm.iter_calc(list(ms.values()), qrels, docs): out[m.query_id][name[str(m.measure)]] = m.value
     return out
@@ -177,8 +179,10 @@ def evaluate(kb, # an open knowledge base
              diverse:bool=True, # diverse results, as searches have them by default
             ) -> dict:
     "Recall@k, MRR and nDCG@k of each mode over the golden file's questions, the misses, and the file's problems."
-    if not isinstance(k, int) or not 1 <= k <= 200: raise ValueError(f"--k must be a whole number from 1 to 200, not {k!r}")
-    if bad := [m for m in modes if m not in MODES]: raise ValueError(f"unknown mode {bad[0]!r}: give some of {','.join(MODES)}")
+    if not isinstance(k, int) or not 1 <= k <= 200:
+        raise ValueError(f"--k must be a whole number from 1 to 200, not {k!r}")
+    if bad := [m for m in modes if m not in MODES]:
+        raise ValueError(f"unknown mode {bad[0]!r}: give some of {','.join(MODES)}")
     asked, rejected = read_golden(golden)
     questions, left, notes = match_sources(asked, sources := kb.sources())
     if not questions:
@@ -218,7 +222,8 @@ def format_eval(report:dict, # from `evaluate`
         whole = n - len(s["missed"]) - len(s["partly"])
         lines.append(f"{m:<10}{s['recall']:>10.3f}{s['mrr']:>8.3f}{s['ndcg']:>9.3f}{f'{whole}/{n}':>11}")
     if n_left := len(report["left_out"]):
-        lines += ["", f"{n_left} question{'s' if n_left > 1 else ''} left out: none of the sources is in the knowledge base"]
+        lines += ["", f"{n_left} question{'s' if n_left > 1 else ''} left out: none of the sources is in the "
+                      "knowledge base"]
     for m, s in modes.items():
         lines += [f"{m}: {printable(w)}" for w in s["warnings"]]
         if (miss := _miss_lines(report, m)): lines += ["", *miss]
@@ -250,7 +255,8 @@ def parse_verdict(reply:Any, # the judge's reply: its text
     "{verdict, reason} from a reply that is exactly one JSON object with a known verdict; else the verdict is None."
     try: d = json.loads(reply.strip()) if isinstance(reply, str) else None
     except json.JSONDecodeError: d = None
-    if not isinstance(d, dict): return {"verdict": None, "reason": "no verdict: the judge's reply is not one JSON object"}
+    if not isinstance(d, dict):
+        return {"verdict": None, "reason": "no verdict: the judge's reply is not one JSON object"}
     v, why = d.get("verdict"), d.get("reason")
     if not isinstance(v, str) or v.strip().lower() not in VERDICTS:
         return {"verdict": None, "reason": f"no verdict: {printable(cut(v, 40))!r} is not one of {', '.join(VERDICTS)}"}
@@ -391,7 +397,8 @@ def _answer_cells(a:Optional[dict]) -> list[Cell]:
 def question_table(report:dict) -> Raw:
     "One row per question: its id, text and sources, each mode's rank, and its answer if there is one."
     ans = report.get("answers")
-    head = ["id", "question", "relevant", *report["modes"], *(["answer", "cites", "verdict"] if ans else [])]
+    head = ["id", "question", "relevant", *(Cell(m, "num") for m in report["modes"]),
+            *(["answer", "cites", "verdict"] if ans else [])]
     rows = [[Cell(r["id"], "num"), Cell(r["question"], "wide"), ", ".join(r["relevant"]),
              *[_rank_cell(r["modes"][m]) for m in report["modes"]], *(_answer_cells(ans[r["id"]]) if ans else [])]
             for r in report["questions"]]
@@ -404,7 +411,8 @@ def eval_html(report:dict, # from `evaluate` (and `answer_all`)
     "One self-contained HTML page: cards, figures per mode, questions, and the golden file's problems."
     how = "diverse results" if report["diverse"] else "the plain ranking"
     body = [section(f"{report['golden']} on {report['kb']}", f"{report['k']} passages per search, {how}"),
-            _cards(report), section("Search modes", "Figures by ir-measures (trec_eval); best of each column in green."),
+            _cards(report),
+            section("Search modes", "Figures by ir-measures (trec_eval); best of each column in green."),
             mode_table(report), mode_bars(report)]
     warn = [f"{m}: {w}" for m, s in report["modes"].items() for w in s["warnings"]]
     body += [section("Questions", "Rank of the first relevant document per mode; hover for what the mode ranked."),
@@ -422,7 +430,7 @@ def _modes(text:str) -> tuple[str, ...]:
     return ms
 
 def _answerers(args:argparse.Namespace, kb) -> tuple:
-    "The `RagSystem` and the judge (or None) the options ask for, built before any search so a missing key stops at once."
+    "The `RagSystem` and the judge (or None) the options ask for, built first, so that a missing key stops at once."
     from gaia_mas.core.llm import MissingAPIKeyError
     from gaia_mas.rag.system import make_rag_system
     opts = {k: v for k, v in vars(args).items() if v is not None and k != "kb"}
@@ -457,7 +465,8 @@ def add_eval_parser(rag, # the `gaia-mas rag` subparsers
                    '["file.md", ...]}, optional "answer" and "id"; sources are matched as path endings')
     kb_option(e)
     e.add_argument("--k", type=int, default=5, help="passages per search (default 5)")
-    e.add_argument("--modes", type=_modes, default=MODES, help="search modes to compare (default keyword,semantic,hybrid)")
+    e.add_argument("--modes", type=_modes, default=MODES,
+                   help="search modes to compare (default keyword,semantic,hybrid)")
     e.add_argument("--no-diverse", dest="diverse", action="store_false", help="judge the plain ranking")
     e.add_argument("--json", action="store_true", help="print the report as JSON")
     e.add_argument("--html", type=Path, metavar="FILE", help="also write the report as one self-contained HTML page")
