@@ -61,6 +61,7 @@ bench: check-venv  ## the benchmarks in bench/ (about an hour; each one also run
 	$(BIN)/python bench/rag_kb_scale.py
 	$(BIN)/python bench/rag_embedders.py
 	$(BIN)/python bench/rag_real_corpus.py
+	$(BIN)/python bench/rag_fusion.py
 	$(BIN)/python bench/rag_openai.py
 	$(BIN)/python bench/rag_burst.py
 	@echo "before/after benches need a checkout of the older code: python bench/rag_load.py --ref DIR (also rag_sessions.py, rag_profile.py)"

@@ -360,11 +360,13 @@ def _sessions_parsers(rag) -> None:
                                      help="give the freed space back to the disk now (locks the tables briefly)")
 
 def add_rag_parsers(sub) -> None:
-    "Add `rag ingest|embed|rm|search|stats|ask|sessions` and `serve` to the subparsers `sub`."
+    "Add `rag ingest|embed|rm|search|stats|ask|sessions|eval` and `serve` to the subparsers `sub`."
     from gaia_mas.core.settings import add_model_options
     rag = sub.add_parser("rag", help="the document knowledge base and its question answering")
     rag = rag.add_subparsers(dest="rag_command", required=True)
     _ingest_parsers(rag); _query_parsers(rag); _ask_parser(rag, add_model_options); _sessions_parsers(rag)
+    from gaia_mas.rag.eval import add_eval_parser  # light: its heavy parts load when it runs
+    add_eval_parser(rag, _kb_option, add_model_options, guarded)
     _serve_parser(sub, add_model_options)
 
 # %% ../../nbs/rag/38_cli.ipynb #b7f915c7
