@@ -4,7 +4,7 @@
 
 # %% ../../nbs/rag/31_ingest.ipynb #231440e8
 from __future__ import annotations
-import hashlib, json, logging, os, sys, time
+import hashlib, json, logging, os, re, sys, time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -15,12 +15,22 @@ from ..core.guards import Budget, Isolated, UnsafeDocument, cap_metadata, check_
 
 # %% auto #0
 __all__ = ['log', 'TEXT_TYPES', 'SUPPORTED', 'LIST_FIELDS', 'READERS', 'CHUNK_SIZE', 'CHUNK_OVERLAP', 'CHUNKER', 'SYSTEM_FIELDS',
-           'Section', 'meta_value', 'read_markdown', 'read_html', 'read_pdf', 'read_docx', 'read_other',
-           'read_sections', 'sample_dir', 'user_fields', 'chunk_document', 'embed_text', 'chunk_bounded',
-           'IngestReport', 'iter_files', 'backfill_vectors', 'ingest', 'sample_kb']
+           'sample_dir', 'Section', 'trim_lines', 'markdown_sections', 'meta_value', 'read_markdown', 'html_sections',
+           'read_html', 'notebook_markdown', 'read_notebook', 'read_pdf', 'read_docx', 'read_other', 'read_sections',
+           'user_fields', 'split_section', 'chunk_document', 'embed_text', 'chunk_bounded', 'IngestReport',
+           'iter_files', 'backfill_vectors', 'ingest', 'sample_kb']
 
 # %% ../../nbs/rag/31_ingest.ipynb #05115eaf
 log = logging.getLogger(__name__)
+
+# %% ../../nbs/rag/31_ingest.ipynb #acf9fd2d
+def sample_dir() -> Path:
+    "The folder of the sample collection (docs/ and golden.jsonl)."
+    import gaia_mas
+    d = Path(gaia_mas.__file__).resolve().parent.parent/"nbs"/"samples"/"kb"
+    if not (d/"docs").is_dir():
+        raise FileNotFoundError(f"the sample collection is not at {d}: it ships with the source tree, not the wheel")
+    return d
 
 # %% ../../nbs/rag/31_ingest.ipynb #b40daf2a
 @dataclass
@@ -31,20 +41,32 @@ class Section:
     page: Optional[int] = None
 
 TEXT_TYPES = {".txt", ".text", ".csv", ".tsv", ".json", ".jsonl", ".jsonld", ".yaml", ".yml", ".rst", ".log"}
-SUPPORTED = {".md", ".markdown", ".html", ".htm", ".pdf", ".docx", ".pptx", ".xlsx", ".xlsm", ".xls", *TEXT_TYPES}
+SUPPORTED = {".md", ".markdown", ".html", ".htm", ".ipynb", ".pdf", ".docx", ".pptx", ".xlsx", ".xlsm", ".xls",
+             *TEXT_TYPES}
 
-def _heading(meta:dict) -> str:
-    "The deepest heading of a splitter's metadata."
-    return next((meta[h] for h in ("h3", "h2", "h1") if meta.get(h)), "")
+def trim_lines(text:str) -> str:
+    "`text` with Windows and old Mac line ends as `\\n`, blank lines and trailing spaces cut at both ends, indentation kept."
+    text = text.replace("\r\n", "\n").replace("\r", "\n").rstrip()
+    return re.sub(r"\A(?:[ \t]*\n)+", "", text)
 
-def _merge(docs) -> list[Section]:
-    "Consecutive splitter documents with the same headings joined, bare heading lines dropped."
-    out: list[Section] = []
-    for d in docs:
-        text, sec = d.page_content.strip(), _heading(d.metadata)
-        if not text or text == sec: continue
-        if out and out[-1].section == sec: out[-1].text += "\n\n" + text
-        else: out.append(Section(text, sec))
+# %% ../../nbs/rag/31_ingest.ipynb #11639652
+def _headings(text:str, depth:int) -> list[tuple[int, int, str]]:
+    "(first line, line after, title) of each heading down to level `depth`, as a CommonMark parser finds them."
+    from markdown_it import MarkdownIt
+    toks = MarkdownIt("commonmark").parse(text)
+    return [(*t.map, toks[i + 1].content.strip()) for i, t in enumerate(toks)
+            if t.type == "heading_open" and int(t.tag[1:]) <= depth and t.map]
+
+def markdown_sections(text:str, # Markdown, without its front matter
+                      depth:int=3, # headings down to this level start a section
+                     ) -> list[Section]:
+    "The sections of Markdown text, each headed by its heading's title; every line as written."
+    lines = trim_lines(text).split("\n")
+    out, cut, title = [], 0, ""
+    for first, after, head in _headings("\n".join(lines), depth) + [(len(lines), len(lines), "")]:
+        body = trim_lines("\n".join(lines[cut:first]))
+        if body: out.append(Section(body, title))
+        cut, title = after, head
     return out
 
 # %% ../../nbs/rag/31_ingest.ipynb #73bcaf53
@@ -60,40 +82,80 @@ def meta_value(key:str, # the field
 
 def read_markdown(path:Path) -> tuple[str, dict, list[Section]]:
     "Title, front-matter metadata and sections of a Markdown file."
-    from langchain_text_splitters import MarkdownHeaderTextSplitter
     from gaia_mas.core.readers import plain_text
-    text, meta = plain_text(path), {}
+    text, meta = plain_text(path).replace("\r\n", "\n"), {}
     if text.startswith("---\n") and (end := text.find("\n---", 4)) > 0:
         meta = load_front_matter(text[4:end])  # no aliases, size capped
         text = text[end + 4:]
-    docs = MarkdownHeaderTextSplitter([("#", "h1"), ("##", "h2"), ("###", "h3")]).split_text(text)
-    title = meta.pop("title", None) or next((d.metadata["h1"] for d in docs if d.metadata.get("h1")), path.stem)
-    return title, meta, _merge(docs)
+    h1 = next((t for _, _, t in _headings(text, 1)), None)
+    return meta.pop("title", None) or h1 or path.stem, meta, markdown_sections(text)
 
+# %% ../../nbs/rag/31_ingest.ipynb #c7db18aa
+_BLOCKS = ["address", "article", "aside", "blockquote", "br", "caption", "dd", "details", "div", "dl", "dt",
+           "fieldset", "figcaption", "figure", "footer", "form", "h4", "h5", "h6", "header", "hr", "li", "main", "nav",
+           "ol", "p", "section", "summary", "table", "td", "th", "tr", "ul"]
+
+def html_sections(soup, # a parsed page (BeautifulSoup), changed in place
+                 ) -> list[Section]:
+    "The sections of an HTML page at its `h1`–`h3` headings: a line per block, `<pre>` blocks as written."
+    pres = []
+    for el in soup.find_all("pre"): el.replace_with(f"\0\1{len(pres)}\0"); pres.append(el.get_text())
+    for el in soup.find_all(["h1", "h2", "h3"]): el.replace_with(f"\0\2{el.get_text(' ', strip=True)}\0")
+    for el in soup.find_all(_BLOCKS): el.insert_before("\0"); el.insert_after("\0")
+    out, title, lines = [], "", []
+    for part in (soup.body or soup).get_text().split("\0") + ["\2"]:
+        if part.startswith("\1"): lines.append(f"\n{trim_lines(pres[int(part[1:])])}\n")  # set off by blank lines
+        elif not part.startswith("\2"): lines += [" ".join(part.split())]
+        else:
+            if body := trim_lines("\n".join(l for l in lines if l)): out.append(Section(body, title))
+            title, lines = part[1:], []
+    return out
+
+# %% ../../nbs/rag/31_ingest.ipynb #79016786
 def read_html(path:Path) -> tuple[str, dict, list[Section]]:
     "Title, <meta> metadata and sections of an HTML file, parsed by BeautifulSoup."
     import warnings
     from bs4 import BeautifulSoup, XMLParsedAsHTMLWarning
-    from langchain_text_splitters import HTMLHeaderTextSplitter
     from gaia_mas.core.readers import plain_text
     with warnings.catch_warnings():  # XHTML pages (an <?xml?> line first) parse fine as HTML
-        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning); soup = BeautifulSoup(plain_text(path), "lxml")
+        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
+        soup = BeautifulSoup(plain_text(path).replace("\0", ""), "lxml")
     for t in soup(["script", "style", "noscript", "template", "iframe"]): t.decompose()
-    meta = {m["name"]: meta_value(m["name"],
-            m["content"]) for m in soup.find_all("meta") if m.get("name") and m.get("content") is not None}
+    meta = {m["name"]: meta_value(m["name"], m["content"]) for m in soup.find_all("meta")
+            if m.get("name") and m.get("content") is not None}
     title = soup.title.get_text(strip=True) if soup.title and soup.title.get_text(strip=True) else path.stem
-    docs = HTMLHeaderTextSplitter([("h1", "h1"), ("h2", "h2"), ("h3", "h3")]).split_text(str(soup))
-    return title, meta, _merge(docs)
+    return title, meta, html_sections(soup)
 
+# %% ../../nbs/rag/31_ingest.ipynb #e8d2e56f
+def notebook_markdown(path:str|Path) -> str:
+    "A Jupyter notebook as Markdown: Markdown cells as written, code cells as fenced code."
+    import nbformat
+    nb = nbformat.read(str(path), as_version=4)
+    lang = (nb.metadata.get("language_info") or nb.metadata.get("kernelspec") or {}).get("name", "")
+    parts = []
+    for c in nb.cells:
+        if c.cell_type == "markdown": parts.append(c.source)
+        elif c.cell_type == "code" and c.source.strip():
+            fence = "`" * max(3, 1 + max(map(len, re.findall(r"`+", c.source)), default=0))
+            parts.append(f"{fence}{lang if lang != 'python3' else 'python'}\n{c.source}\n{fence}")
+    return "\n\n".join(parts)
+
+def read_notebook(path:Path) -> tuple[str, dict, list[Section]]:
+    "Title (its first `#` heading) and sections of a Jupyter notebook."
+    text = notebook_markdown(path)
+    return next((t for _, _, t in _headings(text, 1)), path.stem), {}, markdown_sections(text)
+
+# %% ../../nbs/rag/31_ingest.ipynb #5df486e8
 def read_pdf(path:Path) -> tuple[str, dict, list[Section]]:
     "Title (the first line) and one section per page of a PDF."
     import pypdfium2 as pdfium
     from gaia_mas.core.readers import pdf_text
     pdf = pdfium.PdfDocument(str(path)); n = len(pdf); pdf.close()
-    pages = [pdf_text(path, str(i)).split("\n", 1)[-1].strip() for i in range(1, n + 1)]
+    pages = [trim_lines(pdf_text(path, str(i)).split("\n", 1)[-1]) for i in range(1, n + 1)]
     title = next((l.strip() for p in pages for l in p.splitlines() if l.strip()), path.stem)
     return title, {}, [Section(t, "", i) for i, t in enumerate(pages, 1) if t]
 
+# %% ../../nbs/rag/31_ingest.ipynb #788a6ff7
 def read_docx(path:Path) -> tuple[str, dict, list[Section]]:
     "Title and heading sections of a Word document, from unstructured's elements."
     from gaia_mas.core.readers import partition, element_text
@@ -104,18 +166,29 @@ def read_docx(path:Path) -> tuple[str, dict, list[Section]]:
             title = title or e.text
             out.append(Section("", e.text)); continue
         out[-1].text += ("\n" if out[-1].text else "") + element_text(e)
-    return title or path.stem, {}, [s for s in out if s.text.strip()]
+    return title or path.stem, {}, [Section(trim_lines(s.text), s.section) for s in out if s.text.strip()]
 
+# %% ../../nbs/rag/31_ingest.ipynb #34ca8ba4
 def read_other(path:Path) -> tuple[str, dict, list[Section]]:
     "One section from the project's reader for PowerPoint, Excel or text files."
     from gaia_mas.core.readers import pptx_text, excel_text, plain_text
     ext = path.suffix.lower()
-    text = pptx_text(path) if ext == ".pptx" else excel_text(path) if ext in (".xlsx", ".xlsm",
-                                                                              ".xls") else plain_text(path)
-    return path.stem, {}, [Section(text.strip())] if text.strip() else []
+    read = pptx_text if ext == ".pptx" else excel_text if ext in (".xlsx", ".xlsm", ".xls") else plain_text
+    text = trim_lines(read(path))
+    return path.stem, {}, [Section(text)] if text else []
 
-READERS = {".md": read_markdown, ".markdown": read_markdown, ".html": read_html, ".htm": read_html, ".pdf": read_pdf,
-           ".docx": read_docx}
+# %% ../../nbs/rag/31_ingest.ipynb #da914312
+READERS = {".md": read_markdown, ".markdown": read_markdown, ".html": read_html, ".htm": read_html,
+           ".ipynb": read_notebook, ".pdf": read_pdf, ".docx": read_docx}
+
+def _sidecar(path:Path) -> dict:
+    "The metadata of `path`'s sidecar NAME.meta.json, {} if it has none."
+    side = path.with_name(path.name + ".meta.json")
+    if not side.exists(): return {}
+    if side.stat().st_size > 64 * 1024: raise UnsafeDocument(f"{side.name} is over 64 KB; a sidecar holds a few tags")
+    extra = json.loads(side.read_text(encoding="utf-8"))
+    if not isinstance(extra, dict): raise ValueError(f"{side.name} must hold a JSON object")
+    return extra
 
 def read_sections(path:str|Path) -> tuple[str, dict, list[Section]]:
     "Title, metadata (with the sidecar NAME.meta.json) and sections of any supported file."
@@ -123,31 +196,15 @@ def read_sections(path:str|Path) -> tuple[str, dict, list[Section]]:
     if path.suffix.lower() not in SUPPORTED: raise ValueError(f"unsupported file type {path.suffix or '(none)'!r}")
     check_file(path)  # an Office file's zip members, before any parser opens it
     title, meta, secs = READERS.get(path.suffix.lower(), read_other)(path)
-    side = path.with_name(path.name + ".meta.json")
-    if side.exists():
-        if side.stat().st_size > 64 * 1024:
-            raise UnsafeDocument(f"{side.name} is over 64 KB; a sidecar holds a few tags")
-        extra = json.loads(side.read_text(encoding="utf-8"))
-        if not isinstance(extra, dict): raise ValueError(f"{side.name} must hold a JSON object")
-        meta = {**meta, **extra}  # its `title`, like any field the ingest owns, is kept as user.title
-    return str(title), meta, secs
-
-# %% ../../nbs/rag/31_ingest.ipynb #acf9fd2d
-def sample_dir() -> Path:
-    "The folder of the sample collection (docs/ and golden.jsonl)."
-    import gaia_mas
-    d = Path(gaia_mas.__file__).resolve().parent.parent/"nbs"/"samples"/"kb"
-    if not (d/"docs").is_dir(): raise FileNotFoundError(f"the sample collection is not at {d}: it ships with the source tree, not the wheel")
-    return d
+    # a sidecar's `title`, like any field the ingest owns, is kept as user.title (see `user_fields`)
+    return str(title), {**meta, **_sidecar(path)}, secs
 
 # %% ../../nbs/rag/31_ingest.ipynb #88499257
 CHUNK_SIZE, CHUNK_OVERLAP = 1000, 120
-# part of every document hash: changing the chunker re-ingests (v2: provenance owned by the ingest, character spans)
-CHUNKER = f"v2-{CHUNK_SIZE}-{CHUNK_OVERLAP}"
+# part of every document hash: a change to how documents are read or cut re-ingests them
+CHUNKER = f"v3-{CHUNK_SIZE}-{CHUNK_OVERLAP}"
 SYSTEM_FIELDS = frozenset({"source", "title", "page", "section", "filetype", "modified", "content_hash", "text_hash",
-                           "hash",
-                           "chunk_id", "id", "citation", "ord", "ingested",
-                           "start", "end"})
+                           "hash", "chunk_id", "id", "citation", "ord", "ingested", "start", "end"})
 
 def _json_safe(v):
     "Metadata values JSON can hold (dates as ISO strings)."
@@ -162,15 +219,27 @@ def user_fields(*metas:Optional[dict], # a document's own metadata, its sidecar'
         for k, v in cap_metadata(m or {}).items(): out[f"user.{k}" if k in SYSTEM_FIELDS else k] = _json_safe(v)
     return out
 
+# %% ../../nbs/rag/31_ingest.ipynb #c85e343d
+def split_section(text:str, # a section's text
+                 ) -> list[tuple[int, str]]:
+    "(offset in `text`, piece) for each chunk-sized piece of `text`, each line of it as written."
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+    split = RecursiveCharacterTextSplitter(chunk_size=CHUNK_SIZE, chunk_overlap=CHUNK_OVERLAP, strip_whitespace=False)
+    out, at = [], 0
+    for piece in map(trim_lines, split.split_text(text)):
+        if not piece: continue
+        i = text.find(piece, at); i = at if i < 0 else i; at = i + 1
+        out.append((i, piece))
+    return out
+
+# %% ../../nbs/rag/31_ingest.ipynb #f0997219
 def chunk_document(path:str|Path, # the file
                    meta:Optional[dict]=None, # the user's tags, added to every chunk
                   ) -> tuple[dict, list[dict]]:
     "The document record and its chunks (text, citation, text_hash, metadata) for one file."
-    from langchain_text_splitters import RecursiveCharacterTextSplitter
     path = Path(path).resolve()
     data = path.read_bytes()
     title, doc_meta, secs = read_sections(path)
-    split = RecursiveCharacterTextSplitter(chunk_size=CHUNK_SIZE, chunk_overlap=CHUNK_OVERLAP)
     modified = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     user = user_fields(doc_meta, meta)
     h = hashlib.sha256(data + json.dumps(user, sort_keys=True).encode() + CHUNKER.encode()).hexdigest()
@@ -178,9 +247,7 @@ def chunk_document(path:str|Path, # the file
             "modified": modified, "content_hash": h}
     chunks, offset = [], 0  # `start`/`end`: the chunk's span in the document's text (its sections joined by blank lines)
     for s in secs:
-        at = 0
-        for piece in split.split_text(s.text):
-            i = s.text.find(piece, at); i = at if i < 0 else i; at = i + 1
+        for i, piece in split_section(s.text):
             m = {**base, **({"section": s.section} if s.section else {}), **({"page": s.page} if s.page else {}),
                  "start": offset + i, "end": offset + i + len(piece)}
             chunks.append({"text": piece, "citation": citation_for(m), "metadata": m,
@@ -190,6 +257,7 @@ def chunk_document(path:str|Path, # the file
            "metadata": user}
     return doc, chunks
 
+# %% ../../nbs/rag/31_ingest.ipynb #56065c74
 def embed_text(ch:dict) -> str:
     "What gets embedded for a chunk: its title and section, then its text."
     m = ch["metadata"]
@@ -212,7 +280,7 @@ def chunk_bounded(path:str|Path, # one file
     "`chunk_document` under the per-file budget, in the ingest's worker: for files that arrive one at a time (uploads)."
     return _parser(budget)(Path(path), meta)
 
-# %% ../../nbs/rag/31_ingest.ipynb #1e03c3e1
+# %% ../../nbs/rag/31_ingest.ipynb #e3d53934
 @dataclass
 class IngestReport:
     "What an ingest did."
@@ -229,8 +297,8 @@ class IngestReport:
 
     def summary(self) -> str:
         "One line for people."
-        s = (f"{len(self.added)} added, {len(self.updated)} updated, {len(self.unchanged)} unchanged, {len(self.skipped)} skipped"
-             f"{f', {len(self.failed)} failed' if self.failed else ''}; "
+        s = (f"{len(self.added)} added, {len(self.updated)} updated, {len(self.unchanged)} unchanged, "
+             f"{len(self.skipped)} skipped{f', {len(self.failed)} failed' if self.failed else ''}; "
              f"{self.chunks} chunks written in {self.seconds:.1f}s")
         if self.vectors:
             rate = self.vectors / max(self.vector_seconds, 1e-9)
@@ -238,6 +306,7 @@ class IngestReport:
         off = "; semantic search is off (no vectors: run `gaia-mas rag embed`, or see --embeddings)"
         return s + ("" if self.semantic else off)
 
+# %% ../../nbs/rag/31_ingest.ipynb #b91580dd
 def _entry(f:Path, root:Path, follow:bool) -> Optional[str]:
     "Why a file found under `root` is not ingested (a link leaving it, a broken link, no permission), or None."
     if not f.exists(): return f"a broken symbolic link (to {os.readlink(f)})"
@@ -270,6 +339,7 @@ def iter_files(paths:Iterable[str|Path], # files and folders
         elif p.is_file(): yield p, None
         else: yield p, "no such file or folder"
 
+# %% ../../nbs/rag/31_ingest.ipynb #9875708f
 def backfill_vectors(kb:KnowledgeBase, # the knowledge base, with its embedder
                      batch:int=64, # chunks per call to the embedder (and per transaction)
                      progress:bool=False, # show a progress bar: count, rate and time left
@@ -285,7 +355,7 @@ def backfill_vectors(kb:KnowledgeBase, # the knowledge base, with its embedder
             kb.set_vectors(list(zip([i for i, _ in todo], kb.embed(texts)))); n += len(todo); bar.update(len(todo))
     return n
 
-
+# %% ../../nbs/rag/31_ingest.ipynb #d6fa124a
 def _prepared(kb:KnowledgeBase, f:Path, why:Optional[str], meta:Optional[dict], parse:Callable, pending:dict,
               rep:IngestReport) -> Optional[tuple]:
     "A file parsed and chunked for the next batch: (doc, chunks, old hash); None, with the reason noted in `rep`."
@@ -312,6 +382,7 @@ def _flush(kb:KnowledgeBase, pending:dict, rep:IngestReport) -> None:
         (rep.updated if old else rep.added).append(src); rep.chunks += len(chunks)
     pending.clear()
 
+# %% ../../nbs/rag/31_ingest.ipynb #6bbdf986
 def _check_embedder(kb:KnowledgeBase) -> None:
     "One vector from the knowledge base's embedder, so that a dead one stops the run before anything is written."
     from gaia_mas.rag.embeddings import EmbedderError
