@@ -113,7 +113,7 @@ def test_combine_names_missing_workers():
     out = run(combine({"question": Q, "workers_used": ["retrieval_worker", "code_worker"],
                        "worker_results": {"retrieval_worker": {"result": "[a.md] x", "citations": ["a.md"], "context": ["[a.md] x"]},
                                           "code_worker": {"result": "", "error": "RuntimeError: down"}}}))
-    assert out["missing"] == ["code_worker"] and "CodeWorker: RuntimeError: down" in out["final_answer"]
+    assert out["missing"] == ["code_worker"] and "the code worker failed (RuntimeError: down)" in out["final_answer"]
     assert {"combined_result", "final_answer", "citations"} <= set(out)
 
 
