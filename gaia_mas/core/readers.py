@@ -80,7 +80,7 @@ _PDFIUM = threading.Lock()
 
 def bounded_timeout(limit:float, # the call's own time-out, in seconds
                    ) -> float:
-    "`limit` cut to the time the question has left (`gaia_mas.core.utils.call_timeout`); `ToolUnavailable` once none is left."
+    "`limit` cut to the time the question has left (`call_timeout`); `ToolUnavailable` once none is left."
     left = call_timeout(limit)
     if left <= 0: raise ToolUnavailable("the question is out of time; give the best answer you have")
     return left
@@ -89,7 +89,8 @@ def ocr_image(img, # a PIL image
              ) -> str:
     "The text in `img`, read by the tesseract command; `ToolUnavailable` if tesseract is not installed."
     exe = shutil.which("tesseract")
-    if not exe: raise ToolUnavailable("no OCR engine: install tesseract-ocr (apt-get install tesseract-ocr) to read scans")
+    if not exe:
+        raise ToolUnavailable("no OCR engine: install tesseract-ocr (apt-get install tesseract-ocr) to read scans")
     with tempfile.TemporaryDirectory(prefix="gaia_ocr_") as d:
         img.save(f"{d}/page.png")
         p = subprocess.run([exe, f"{d}/page.png", "stdout"], capture_output=True, text=True,
@@ -183,8 +184,9 @@ def pptx_text(path:str|Path, # the .pptx file
 # %% ../../nbs/core/04_readers.ipynb #d0d042d4
 def _sheet_tables(path, sheet:str) -> list[tuple[str, list[list[str]]]]:
     "(sheet name, rows) for each sheet, or for `sheet` alone."
+    elements = partition("xlsx", path, find_subtable=False)
     tables = [(e.metadata.page_name, table_rows(e.metadata.text_as_html))
-              for e in partition("xlsx", path, find_subtable=False) if e.category == "Table" and e.metadata.text_as_html]
+              for e in elements if e.category == "Table" and e.metadata.text_as_html]
     names = [n for n, _ in tables]
     if sheet and sheet not in names: raise ValueError(f"no sheet {sheet!r}; the sheets are {names}")
     return [(n, rows) for n, rows in tables if not sheet or n == sheet]
@@ -226,7 +228,8 @@ def _cell_grid(path, sheet:str, rows:str) -> str:
     wb, out = openpyxl.load_workbook(path, data_only=True), []
     if sheet and sheet not in wb.sheetnames: raise ValueError(f"no sheet {sheet!r}; the sheets are {wb.sheetnames}")
     for ws in [wb[sheet]] if sheet else wb.worksheets:
-        out.append(f"## Sheet {ws.title!r}: {ws.max_row} rows x {ws.max_column} columns; cells as A1=value [fill RRGGBB]")
+        out.append(f"## Sheet {ws.title!r}: {ws.max_row} rows x {ws.max_column} columns; "
+                   "cells as A1=value [fill RRGGBB]")
         wanted, by_row = set(parse_range(rows, ws.max_row)), {}
         for c in _held_cells(ws):
             if c.row in wanted and (c.value is not None or _fill(c)):
@@ -245,5 +248,6 @@ def excel_text(path:str|Path, # the workbook (.xlsx, .xlsm or .xls)
     try: return _cell_grid(path, sheet, rows) if colors else _sheet_text(path, sheet, rows)
     except Exception as e:
         if "XLSX_MAX_CELLS" not in str(e): raise
-        raise ToolUnavailable(f"{Path(path).name} is refused unread: {e} A small file that claims so large a grid is "
-                              "refused to protect memory; if it is genuine, raise the limit with XLSX_MAX_CELLS.") from None
+        raise ToolUnavailable(f"{Path(path).name} is refused unread: {e} A small file that claims so large a grid "
+                              "is refused to protect memory; if it is genuine, raise the limit with XLSX_MAX_CELLS."
+                              ) from None

@@ -12,6 +12,8 @@ from ..core.schema import Range, validate_llm_response
 from ..core.utils import call_timeout, load_prompt_from_file, prompts_dir, time_left
 from .ingest import trim_lines
 
+log = logging.getLogger(__name__)
+
 # %% auto #0
 __all__ = ['log', 'RESEARCH_SCHEMA', 'ANALYSIS_SCHEMA', 'Score', 'SYNTHESIS_SCHEMA', 'CRITERIA', 'EVALUATOR_SCHEMA', 'WORKERS',
            'DEFAULT_WORKERS', 'PLAN_SCHEMA', 'COMBINE_SCHEMA', 'SEARCH_ORDER', 'WORKER_SCHEMA', 'ANSWER_SCHEMA',
@@ -22,9 +24,6 @@ __all__ = ['log', 'RESEARCH_SCHEMA', 'ANALYSIS_SCHEMA', 'Score', 'SYNTHESIS_SCHE
            'analysis_agent', 'keep_citations', 'synthesis_agent', 'CandidateScores', 'heuristic_scores', 'model_scores',
            'evaluator_agent', 'WorkerTask', 'worker_key', 'tidy_answer', 'supervisor_agent', 'worker_agent',
            'structured_rag_branch', 'agentic_rag_branch']
-
-# %% ../../nbs/rag/34_agents.ipynb #80edd811
-log = logging.getLogger(__name__)
 
 # %% ../../nbs/rag/34_agents.ipynb #fe0573ea
 def rag_prompt(name:str, # a file in prompts/rag/ without its .txt, e.g. "research"
@@ -105,7 +104,8 @@ async def ajson(llm, # the agent's chat model
     check = asyncio.to_thread(validate_or_repair, reply.content, schema, component,
                               llm)  # a repair call, if any, is bounded too
     try: return await asyncio.wait_for(check, max(call_timeout(limit), 0.05))
-    except asyncio.TimeoutError: raise TimeoutError(f"{component}: the repair call took longer than the time left") from None
+    except asyncio.TimeoutError:
+        raise TimeoutError(f"{component}: the repair call took longer than the time left") from None
 
 def score(v:Any, # a number, or text holding one
           default:float=0.0) -> float:
@@ -160,8 +160,8 @@ def history_lines(history:Sequence[dict], # earlier turns
                   n:Optional[int]=None, # how many of the last turns; all if None (the system bounds them by tokens)
                  ) -> list[str]:
     "The turns as `Q:`/`A:` lines; a question that was rewritten shows its standalone form."
-    return [line for t in history[-n if n else 0:]
-            for line in (f"Q: {(t.get('standalone') or t.get('question', ''))[:500]}", f"A: {t.get('answer', '')[:500]}")]
+    return [line for t in history[-n if n else 0:] for line in
+            (f"Q: {(t.get('standalone') or t.get('question', ''))[:500]}", f"A: {t.get('answer', '')[:500]}")]
 
 # %% ../../nbs/rag/34_agents.ipynb #5c5501be
 def _fallback_plan(q:str) -> dict:
@@ -175,7 +175,8 @@ async def research_plan(llm, sys:str, inp:dict, limit:float, warnings:list) -> d
                   known_context=inp.get("context") or [])
     try: return await ajson(llm, [SystemMessage(sys), HumanMessage(msg)], RESEARCH_SCHEMA, "research", limit)
     except Exception as e:
-        warnings.append(f"no search plan ({e}); searched for the question itself"); return _fallback_plan(inp["question"])
+        warnings.append(f"no search plan ({e}); searched for the question itself")
+        return _fallback_plan(inp["question"])
 
 def research_searches(plan:dict, query:str) -> list[tuple[list[str], str, dict]]:
     "(tools to try in order, query, extra arguments) of each search a plan calls for."
@@ -214,7 +215,8 @@ def research_agent(llm, # the research agent's model
         if not used: return _research_failed(plan, errors)
         if not found: warnings.append(f"no documents found for {query!r}")
         for w in warnings + errors: log.warning("research: %s", w)
-        return {"research_context": as_context(found), "search_strategy": f"{plan['strategy']} (tools: {', '.join(used)})",
+        return {"research_context": as_context(found),
+                "search_strategy": f"{plan['strategy']} (tools: {', '.join(used)})",
                 "doc_count": len(found), "standalone_question": plan["standalone_question"] or q,
                 "citations": list(dict.fromkeys(p["citation"] for p in found)),
                 "metadata": {"tools_used": used, "retrieval_time": round(time.monotonic() - t0, 3),
@@ -225,7 +227,7 @@ def research_agent(llm, # the research agent's model
 async def standalone_question(llm, # the research agent's model
                               inp:dict, # the state: question, history
                               prompt:Optional[str]=None, limit:float=60) -> str:
-    "The question rewritten to stand alone using the earlier turns; the question itself when there are none or it fails."
+    "The question rewritten to stand alone using the earlier turns; itself when there are none or the call fails."
     q, history = inp["question"], inp.get("history") or []
     if not history: return q
     msg = request(question=q, earlier_turns=history_lines(history))
@@ -344,7 +346,7 @@ def evaluator_agent(llm, # the evaluator's model
             reasoning, pick = out["reasoning"], out["selected_agent"].strip()
         except Exception as e:
             per = {n: heuristic_scores(q, a) for n, a in cands.items()}; pick = ""
-            reasoning = f"The evaluator model failed ({type(e).__name__}: {e}); scored by overlap, citations and length."
+            reasoning = f"The evaluator model failed ({type(e).__name__}: {e}); scored by overlap, citations, length."
         scores = {n: round(sum(c.values()) / len(CRITERIA), 3) for n, c in per.items()}
         pick = next((n for n in cands if _flat(n) == _flat(pick)), pick)
         if pick not in cands: pick = max(scores, key=scores.get)
@@ -409,7 +411,8 @@ def supervisor_agent(llm, # the supervisor's model
         tasks = {k: t["task"] for t in out["tasks"] if (k := worker_key(t["worker"]))}
         workers = list(tasks) or list(DEFAULT_WORKERS)
         return {"supervisor_plan": out["supervisor_plan"], "workers_used": workers,
-                "tasks": {w: tasks.get(w, q) for w in workers}, "metadata": {"planning_time": round(time.monotonic() - t0, 3)}}
+                "tasks": {w: tasks.get(w, q) for w in workers},
+                "metadata": {"planning_time": round(time.monotonic() - t0, 3)}}
     async def combine(inp:dict) -> dict:
         results, wanted = inp.get("worker_results") or {}, inp.get("workers_used") or []
         missing = [w for w in wanted if not (results.get(w) or {}).get("result")]

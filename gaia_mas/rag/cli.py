@@ -14,7 +14,7 @@ from .options import empty_kb_note, open_kb_for, parse_filters, parse_meta
 
 # %% auto #0
 __all__ = ['cmd_ask', 'guarded', 'cmd_ingest', 'cmd_embed', 'cmd_rm', 'search_filters', 'format_hit', 'cmd_search', 'cmd_stats',
-           'cmd_serve', 'cmd_sessions', 'ask_session', 'print_answer', 'cmd_rag_ask', 'duration', 'add_rag_parsers',
+           'cmd_sessions', 'ask_session', 'print_answer', 'cmd_rag_ask', 'duration', 'cmd_serve', 'add_rag_parsers',
            'rag_main']
 
 # %% ../../nbs/rag/38_cli.ipynb #bdde2462
@@ -137,7 +137,8 @@ def format_hit(i:int, # the hit's rank, from 1
 def cmd_search(args:argparse.Namespace) -> int:
     "gaia-mas rag search: ranked passages with citations."
     if not args.query.strip():
-        raise ValueError("empty query: give the words or question to search for, e.g. gaia-mas rag search 'circuit breaker'")
+        raise ValueError("empty query: give the words or question to search for, "
+                         "e.g. gaia-mas rag search 'circuit breaker'")
     filters = search_filters(args.filter)
     with _open(args) as kb:
         hits = kb.search(args.query, mode=args.mode, k=args.k, filters=filters or None, diverse=args.diverse)
@@ -155,17 +156,12 @@ def cmd_stats(args:argparse.Namespace) -> int:
     if args.json: print(json.dumps(s)); return 0
     sem = "on" if s["vectors"] and s["embedder_available"] else "off"
     index = ", ".join(f"{k} {v / 2**20:.2f}" for k, v in s["index_bytes"].items())
-    print(f"knowledge base  {s['url']} ({s['backend']})\ndocuments       {s['documents']}\nchunks          {s['chunks']}\n"
-          f"vectors         {s['vectors']}\nembedding model {s['embedding_model'] or 'none'} (semantic search {sem})\n"
-          f"size            {s['size_bytes'] / 2**20:.1f} MiB ({index})\n"
-          f"fields          {printable(', '.join(s['fields']))}")
+    rows = [("knowledge base", f"{s['url']} ({s['backend']})"), ("documents", s["documents"]),
+            ("chunks", s["chunks"]), ("vectors", s["vectors"]),
+            ("embedding model", f"{s['embedding_model'] or 'none'} (semantic search {sem})"),
+            ("size", f"{s['size_bytes'] / 2**20:.1f} MiB ({index})"), ("fields", printable(", ".join(s["fields"])))]
+    print("\n".join(f"{k:<15} {v}" for k, v in rows))
     return 0
-
-# %% ../../nbs/rag/38_cli.ipynb #f7c17584
-def cmd_serve(args:argparse.Namespace) -> int:
-    "gaia-mas serve: the RAG HTTP service (gaia_mas.rag.service)."
-    from gaia_mas.rag.service import cmd_serve as serve
-    return serve(args)
 
 # %% ../../nbs/rag/38_cli.ipynb #085de9a2
 async def _sessions(args) -> dict:
@@ -222,8 +218,9 @@ def print_answer(r:dict) -> None:
     print(r["answer"])
     files = {d["citation"]: d["source"] for d in r.get("citation_details") or [] if d.get("source")}
     if r.get("citations"):
-        print("\nSources:\n" + "\n".join(f"  [{i}] {printable(c)}" + (f"  (in {printable(files[c])})" if c in files
-                                                                       else "") for i, c in enumerate(r["citations"], 1)))
+        lines = [f"  [{i}] {printable(c)}" + (f"  (in {printable(files[c])})" if c in files else "")
+                 for i, c in enumerate(r["citations"], 1)]
+        print("\nSources:\n" + "\n".join(lines))
     md = r["metadata"]
     how = r["pattern"] + (f" ({r['pattern_selection_reasoning']})" if r.get("pattern_selection_reasoning") else "")
     cut = f"; cut short: {', '.join(md['cut_short'])}" if md.get("cut_short") else ""
@@ -341,6 +338,11 @@ def _ask_parser(rag, add_model_options) -> None:
     a.add_argument("--json", action="store_true")
     _session_options(a); add_model_options(a); a.set_defaults(func=guarded(cmd_rag_ask))
 
+def cmd_serve(args:argparse.Namespace) -> int:
+    "gaia-mas serve: the RAG HTTP service (gaia_mas.rag.service)."
+    from gaia_mas.rag.service import cmd_serve as serve
+    return serve(args)
+
 def _serve_parser(sub, add_model_options) -> None:
     "`serve`: the HTTP service."
     v = sub.add_parser("serve", help="the RAG HTTP API")
@@ -368,8 +370,8 @@ def _sessions_parsers(rag) -> None:
         q.add_argument("--sessions", help="checkpointer URL (default: as for serve)")
         q.add_argument("--json", action="store_true")
     ss.choices["list"].add_argument("--limit", type=int, help="show at most this many")
-    ss.choices["prune"].add_argument("--older-than", type=duration,
-                                     help="delete sessions idle this long, e.g. 7d (default: delete none, only compact)")
+    ss.choices["prune"].add_argument("--older-than", type=duration, help="delete sessions idle this long, e.g. 7d "
+                                                                         "(default: delete none, only compact)")
     ss.choices["prune"].add_argument("--vacuum", action="store_true",
                                      help="give the freed space back to the disk now (locks the tables briefly)")
 

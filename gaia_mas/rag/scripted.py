@@ -18,10 +18,10 @@ __all__ = ['stand_in_tools', 'example_tools', 'RagScriptedModel', 'scripted_rag_
 _STAND_IN = [
     ("circuit-breakers.md § Overview", "A circuit breaker stops calls to a failing downstream service so that callers "
      "fail fast instead of waiting on timeouts. It wraps remote calls and counts failures."),
-    ("circuit-breakers.md § States", "A circuit breaker has three states: closed (calls pass and failures are counted), "
-     "open (calls fail immediately) and half-open (a few trial calls test whether the service recovered)."),
-    ("circuit-breakers.md § Half-open state", "After a cool-down the breaker goes half-open; if the trial calls succeed "
-     "it closes again, otherwise it reopens."),
+    ("circuit-breakers.md § States", "A circuit breaker has three states: closed (calls pass and failures are "
+     "counted), open (calls fail immediately) and half-open (a few trial calls test whether the service recovered)."),
+    ("circuit-breakers.md § Half-open state", "After a cool-down the breaker goes half-open; if the trial calls "
+     "succeed it closes again, otherwise it reopens."),
     ("circuit-breakers.md § Implementation", "To implement a circuit breaker in microservices, wrap each client call, "
      "keep a failure counter per dependency, open after a threshold and expose metrics. Example:\n```python\n"
      "breaker = CircuitBreaker(fail_max=5, reset_timeout=30)\n@breaker\n"
