@@ -56,6 +56,8 @@ def guarded(fn):
         _log_to_console(getattr(args, "verbose", False))
         try: return fn(args)
         except KeyboardInterrupt: raise
+        except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as other commands do
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno()); return 0
         except Exception as e:
             if getattr(args, "verbose", False): traceback.print_exc()
             code, msg = _failure(e)

@@ -173,7 +173,6 @@ def spread(items:Sequence, # ranked items: hits, or (id, score) pairs
     chosen = set(pick)
     return [items[j] for j in pick] + [x for j, x in enumerate(items) if j not in chosen]
 
-
 # %% ../../nbs/rag/30_kb.ipynb #4fc71572
 _QVECS, _QVEC_LOCK, _QVEC_PENDING = collections.OrderedDict(), threading.Lock(), {}
 QUERY_VECTORS = 256  # query vectors kept per process (the latest used)
@@ -388,9 +387,11 @@ class SQLiteKB(KnowledgeBase):
     def db(self):
         "This thread's connection (WAL, 30 s busy timeout, sqlite-vec loaded)."
         if getattr(self._local, "db", None) is None:
-            import sqlite_vec
+            import importlib.util
+            vec0 = os.path.join(importlib.util.find_spec("sqlite_vec").submodule_search_locations[0], "vec0")
             db = sqlite_module().connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-            db.enable_load_extension(True); sqlite_vec.load(db); db.enable_load_extension(False)
+            # the extension is loaded by its path: importing the sqlite_vec package would import NumPy (0.1-0.2 s)
+            db.enable_load_extension(True); db.load_extension(vec0); db.enable_load_extension(False)
             if db.execute("pragma journal_mode").fetchone()[0] != "wal": db.execute("pragma journal_mode=wal")  # persistent: set once
             db.execute("pragma synchronous=normal")
             self._local.db = db

@@ -247,3 +247,12 @@ def test_an_empty_knowledge_base_says_how_to_fill_it(tmp_path, capsys, monkeypat
     assert code == 1 and "holds no documents yet" in err and "gaia-mas rag ingest PATH" in err and "--no-embed" not in err
     code, out, err = run(capsys, "rag", "ask", "What is a circuit breaker?", "--provider", "scripted")
     assert code == 2 and "holds no documents yet" in err, err
+
+
+def test_search_piped_into_head_stops_quietly(sample_sqlite):
+    "`gaia-mas rag search ... | head -1`: the first line, and nothing on stderr when head stops reading."
+    cmd = f"{sys.executable} -c 'import sys; from gaia_mas.cli import main; sys.exit(main())' rag search breaker " \
+          f"--kb {sample_sqlite} --k 50 --width 5000 --mode keyword | head -1"
+    p = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "OPIK_TRACK_DISABLE": "true"})
+    assert p.stdout.startswith("[1] ") and p.stderr == "", p.stderr
