@@ -129,7 +129,8 @@ def read_html(path:Path) -> tuple[str, dict, list[Section]]:
 def notebook_markdown(path:str|Path) -> str:
     "A Jupyter notebook as Markdown: Markdown cells as written, code cells as fenced code."
     import nbformat
-    nb = nbformat.read(str(path), as_version=4)
+    try: nb = nbformat.read(str(path), as_version=4)
+    except Exception as e: raise ValueError(f"not a Jupyter notebook nbformat can read: {str(e)[:200]}") from None
     lang = (nb.metadata.get("language_info") or nb.metadata.get("kernelspec") or {}).get("name", "")
     parts = []
     for c in nb.cells:
