@@ -4,9 +4,11 @@
 
 # %% ../../nbs/gaia/25a_report.ipynb #33127afa
 from __future__ import annotations
-import argparse, html, json, math, sys
+import argparse, json, math, sys
 from pathlib import Path
 from typing import Any, Iterable, Optional
+from ..core.page import (COLORS, Bar, Cell, Point, Raw, cards, cut, esc, page, pct, range_bars, scatter,
+                                section, table)
 from .scoring import question_scorer
 from .votes import vote_key
 
@@ -206,8 +208,6 @@ def build_report(records:list[dict], # result records, from `read_results`
             "failures": {f: sum(r["failure"] == f for r in rows) for f in FAILURES}, "questions": qs}
 
 # %% ../../nbs/gaia/25a_report.ipynb #0dec8584
-def _pct(x:Optional[float]) -> str: return "n/a" if x is None else f"{100 * x:.1f}%"
-def _cut(x:Any, n:int=14) -> str: s = "" if x is None else str(x); return s if len(s) <= n else s[:n - 1] + "…"
 def _usd(x:Optional[float]) -> str:
     return "n/a (a model has no price: pass --prices FILE)" if x is None else f"${x:.4f}"
 def _secs(x:Optional[float]) -> str: return "n/a" if x is None else f"{x:.1f} s"
@@ -225,9 +225,9 @@ def _question_lines(report:dict) -> list[str]:
     repeats = " ".join(f"{'r' + str(r):<16}" for r in range(k))
     lines = [f"  {'task':<10} {'lvl':<3} {'gold':<14} {repeats} right  agree"]
     for q in report["questions"]:
-        marks = [("✓ " if x["correct"] else "✗ " if x["correct"] is False else "  ") + _cut(x["answer"] or x["failure"])
-                 for x in q["runs"]]
-        lines.append(f"  {_cut(q['task_id'], 10):<10} {str(q['level'] or ''):<3} {_cut(q['gold']):<14} "
+        mark = lambda x: "✓ " if x["correct"] else "✗ " if x["correct"] is False else "  "
+        marks = [mark(x) + cut(x["answer"] or x["failure"]) for x in q["runs"]]
+        lines.append(f"  {cut(q['task_id'], 10):<10} {str(q['level'] or ''):<3} {cut(q['gold']):<14} "
                      + " ".join(f"{m:<16}" for m in marks) + f" {q['correct']}/{k}    {q['agreement']:.0%}")
     return lines
 
@@ -237,12 +237,12 @@ def format_report(report:dict, # from `build_report`
     "The report as text."
     k, t, f = report["repeats"], report["tokens"], report["failures"]
     a = _accuracy(report["questions"], k)
-    spread = f" (mean of {k} repeats, min {_pct(a['min'])}, max {_pct(a['max'])})" if k > 1 else ""
-    lines = [f"Accuracy: {_pct(a['accuracy'])}{spread} over {a['n']} questions with a gold answer"]
-    lines += [f"  Level {l}: {_pct(x['accuracy'])}  [{_pct(x['min'])} – {_pct(x['max'])}]  n={x['n']}"
+    spread = f" (mean of {k} repeats, min {pct(a['min'])}, max {pct(a['max'])})" if k > 1 else ""
+    lines = [f"Accuracy: {pct(a['accuracy'])}{spread} over {a['n']} questions with a gold answer"]
+    lines += [f"  Level {l}: {pct(x['accuracy'])}  [{pct(x['min'])} – {pct(x['max'])}]  n={x['n']}"
               for l, x in report["by_level"].items()]
-    if k > 1: lines.append(f"pass@{k}: {_pct(report['pass_at_k'])}   pass^{k}: {_pct(report['pass_all_k'])}   "
-                           f"agreement across repeats: {_pct(run_agreement(report))}")
+    if k > 1: lines.append(f"pass@{k}: {pct(report['pass_at_k'])}   pass^{k}: {pct(report['pass_all_k'])}   "
+                           f"agreement across repeats: {pct(run_agreement(report))}")
     calls = sum(r["llm_calls"] for q in report["questions"] for r in q["runs"])
     lines += [f"LLM calls: {calls:,}   Tokens: {t['input']:,} in + {t['output']:,} out = {t['total']:,}   "
               f"Cost: {_usd(report['cost_usd'])}",
@@ -277,8 +277,8 @@ def format_compare(cmp:dict, # from `compare`
     "The comparison as text."
     w = max(12, *(len(n) for n in cmp["names"]))
     lines = ["Side by side:", "  " + " " * 10 + "".join(f"{n:>{w + 2}}" for n in cmp["names"]),
-             "  accuracy  " + "".join(f"{_pct(a):>{w + 2}}" for a in cmp["accuracy"])]
-    lines += [f"  level {l:<3} " + "".join(f"{_pct(a):>{w + 2}}" for a in accs) for l, accs in cmp["by_level"].items()]
+             "  accuracy  " + "".join(f"{pct(a):>{w + 2}}" for a in cmp["accuracy"])]
+    lines += [f"  level {l:<3} " + "".join(f"{pct(a):>{w + 2}}" for a in accs) for l, accs in cmp["by_level"].items()]
     lines += ["  cost      " + "".join(f"{'n/a' if c is None else f'${c:.4f}':>{w + 2}}" for c in cmp["cost_usd"])]
     for name, kinds in cmp["against_first"].items():
         counts = ", ".join(f"{k.replace('_', ' ')} {len(v)}" for k, v in kinds.items())
@@ -287,62 +287,41 @@ def format_compare(cmp:dict, # from `compare`
     return "\n".join(lines)
 
 # %% ../../nbs/gaia/25a_report.ipynb #fe64d54d
-_CSS = """body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1d2330;max-width:1200px}
-h1{font-size:22px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #dde}
-.cards{display:flex;flex-wrap:wrap;gap:10px}
-.card{border:1px solid #dde;border-radius:6px;padding:8px 12px;min-width:120px}
-.card b{display:block;font-size:20px}.card span{color:#667;font-size:12px}
-table{border-collapse:collapse;width:100%;font-size:13px}
-th,td{border-bottom:1px solid #eef;padding:4px 6px;text-align:left;vertical-align:top}
-th{background:#f4f5fa}.ok{background:#e5f6e9}.bad{background:#fbe7e7}.fail{background:#fff4d6}
-.sub{color:#667;font-size:11px}
-.fixed{color:#137333;font-weight:600}.broken{color:#b3261e;font-weight:600}"""
-_COLORS = ("#3b6fd6", "#e07b39", "#3a9d5d", "#9b4dca", "#c23b5a", "#6b7280")
+_CSS = ".fixed{color:#137333;font-weight:600}.broken{color:#b3261e;font-weight:600}"
 
-def _e(x:Any) -> str: return html.escape("" if x is None else str(x))
-
-def _card(value:str, label:str) -> str: return f'<div class="card"><b>{_e(value)}</b><span>{_e(label)}</span></div>'
+def _usd_card(x:Optional[float]) -> str: return "n/a" if x is None else f"${x:.4f}"
 
 def _cards(report:dict) -> str:
     "The headline figures as cards."
     k, f = report["repeats"], report["failures"]
-    cards = [(_pct(report["accuracy"]), f"accuracy (mean of {k} repeats)" if k > 1 else "accuracy")]
-    if k > 1: cards += [(_pct(report["pass_at_k"]), f"pass@{k}"), (_pct(report["pass_all_k"]), f"pass^{k}"),
-                        (_pct(run_agreement(report)), "agreement across repeats")]
-    cards += [(f"{report['tokens']['total']:,}",
+    items = [(pct(report["accuracy"]), f"accuracy (mean of {k} repeats)" if k > 1 else "accuracy")]
+    if k > 1: items += [(pct(report["pass_at_k"]), f"pass@{k}"), (pct(report["pass_all_k"]), f"pass^{k}"),
+                        (pct(run_agreement(report)), "agreement across repeats")]
+    items += [(f"{report['tokens']['total']:,}",
                f"tokens ({report['tokens']['input']:,} in, {report['tokens']['output']:,} out)"),
-              ("n/a" if report["cost_usd"] is None else f"${report['cost_usd']:.4f}", "cost (USD)"),
+              (_usd_card(report["cost_usd"]), "cost (USD)"),
               (f"{_secs(report['time']['p50'])} / {_secs(report['time']['p95'])}", "time per run p50 / p95"),
               (" · ".join(str(c) for c in f.values()), " · ".join(n.replace("_", " ") for n in f))]
-    return '<div class="cards">' + "".join(_card(v, l) for v, l in cards) + "</div>"
+    return cards(items)
 
 # %% ../../nbs/gaia/25a_report.ipynb #397eb0f6
+def _level_bar(a:Optional[dict], name:str, i:int, several:bool) -> Bar:
+    "One file's bar for one level: the mean accuracy, the worst to the best repeat, the figures in words."
+    if not a or a.get("accuracy") is None: return Bar(None)
+    text = f'{pct(a["accuracy"])} [{pct(a["min"])}–{pct(a["max"])}] n={a["n"]}' + (f" · {name}" if several else "")
+    return Bar(a["accuracy"], a["min"], a["max"], text, COLORS[i % len(COLORS)], name)
+
 def level_bars(reports:list[dict], # from `build_report`
                names:list[str], # their names
                width:int=420, # the width of 100%
               ) -> str:
     "An inline SVG: per level and file, a bar of the mean accuracy and a line from the min to the max repeat."
     levels = sorted({l for r in reports for l in r["by_level"]}, key=lambda l: (l == "None", l))
-    rows = [(l, i, r["by_level"].get(l)) for l in ["all"] + levels for i, r in enumerate(reports)]
-    h, x0, parts = 18, 90, []
-    for n, (l, i, a) in enumerate(rows):
-        y = 10 + n * (h + 4) + (8 * ["all", *levels].index(l))
-        a = a if l != "all" else {**_accuracy(reports[i]["questions"], reports[i]["repeats"])}
-        if i == 0: parts.append(f'<text x="0" y="{y + 13}">{"All levels" if l == "all" else "Level " + _e(l)}</text>')
-        if not a or a.get("accuracy") is None: continue
-        c, w = _COLORS[i % len(_COLORS)], a["accuracy"] * width
-        parts.append(f'<rect x="{x0}" y="{y}" width="{w:.1f}" height="{h}" fill="{c}" opacity="0.75">'
-                     f'<title>{_e(names[i])}</title></rect>')
-        lo, hi, mid = x0 + a["min"] * width, x0 + a["max"] * width, y + h / 2
-        whisker = f"M{lo:.1f} {mid}H{hi:.1f}M{lo:.1f} {y + 3}V{y + h - 3}M{hi:.1f} {y + 3}V{y + h - 3}"
-        parts.append(f'<path d="{whisker}" stroke="#111" stroke-width="1.5"/>')
-        parts.append(f'<text x="{x0 + width + 8}" y="{y + 13}">'
-                     f'{_pct(a["accuracy"])} [{_pct(a["min"])}–{_pct(a["max"])}] n={a["n"]}'
-                     + (f" · {_e(names[i])}" if len(reports) > 1 else "") + "</text>")
-    height = 20 + len(rows) * (h + 4) + 8 * (len(levels) + 1)
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{x0 + width + 320}" height="{height}" '
-            f'font-size="12" role="img" '
-            f'aria-label="accuracy per level">{"".join(parts)}</svg>')
+    acc = lambda r, l: _accuracy(r["questions"], r["repeats"]) if l == "all" else r["by_level"].get(l)
+    groups = [("All levels" if l == "all" else f"Level {l}",
+               [_level_bar(acc(r, l), n, i, len(reports) > 1) for i, (n, r) in enumerate(zip(names, reports))])
+              for l in ["all", *levels]]
+    return range_bars(groups, width, label="accuracy per level")
 
 # %% ../../nbs/gaia/25a_report.ipynb #6367c6e4
 def cost_accuracy_chart(reports:list[dict], # from `build_report`
@@ -350,70 +329,57 @@ def cost_accuracy_chart(reports:list[dict], # from `build_report`
                         size:int=260, # the plot's side
                        ) -> str:
     "An inline SVG: each file as a point, cost on x and accuracy on y."
-    pts = [(n, r["cost_usd"], r["accuracy"], i) for i, (n, r) in enumerate(zip(names, reports))
-           if r["accuracy"] is not None]
-    top = max([c for _, c, _, _ in pts if c] or [1.0]) * 1.15
-    x0 = 50
-    parts = [f'<path d="M50 10V{size + 10}H{size + 50}" stroke="#444" fill="none"/>',
-                     f'<text x="{x0}" y="{size + 28}">0</text><text x="{size + 10}" y="{size + 28}">${top:.4g}</text>',
-                     f'<text x="8" y="{size + 10}">0%</text><text x="8" y="16">100%</text>',
-                     f'<text x="{x0 + size / 2 - 30}" y="{size + 42}">cost (USD)</text>']
-    for n, c, a, i in pts:
-        x, y = x0 + (c or 0) / top * size, 10 + (1 - a) * size
-        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="6" fill="{_COLORS[i % len(_COLORS)]}"/>'
-                     f'<text x="{x + 9:.1f}" y="{y + 4:.1f}">{_e(n)}: {_pct(a)}, '
-                     f'{"cost n/a" if c is None else f"${c:.4f}"}</text>')
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{size + 300}" height="{size + 50}" '
-            f'font-size="12" role="img" '
-            f'aria-label="cost and accuracy">{"".join(parts)}</svg>')
+    usd = lambda c: "cost n/a" if c is None else f"${c:.4f}"
+    pts = [Point(r["cost_usd"], r["accuracy"], f"{n}: {pct(r['accuracy'])}, {usd(r['cost_usd'])}",
+                 COLORS[i % len(COLORS)])
+           for i, (n, r) in enumerate(zip(names, reports)) if r["accuracy"] is not None]
+    return scatter(pts, "cost (USD)", lambda v: f"${v:.4g}", size, label="cost and accuracy")
 
 # %% ../../nbs/gaia/25a_report.ipynb #6a83f8dc
-def _run_cell(x:dict) -> str:
+def _run_cell(x:dict) -> Cell:
     "One repeat of a question: its answer, marked, with tokens, time and path beneath."
-    cls = "ok" if x["correct"] else "bad" if x["failure"] == "wrong_answer" else "fail" if x["failure"] else ""
+    cls = "ok" if x["correct"] else "bad" if x["failure"] == "wrong_answer" else "fail" if x["failure"] else None
     p, sub = x["path"], [f"{x['input_tokens']:,}/{x['output_tokens']:,} tok", _secs(x["time_s"])]
-    if p["agents"]: sub.append("→".join(p["agents"]))
+    if p["agents"]: sub.append(" → ".join(p["agents"]))
     if p["tool_calls"] is not None:
         sub.append(f"{'?' if p['critic_rejections'] is None else p['critic_rejections']} rejections, "
                    f"{p['tool_calls']} tool calls")
     if x.get("votes"): sub.append("votes: " + ", ".join(f"{v['answer']}×{v['count']}" for v in x["votes"]))
     shown = x["answer"] or (x["failure"] or "").replace("_", " ")
-    title = x["error"] or x["failure"] or "right"
-    return f'<td class="{cls}" title="{_e(title)}">{_e(shown)}<div class="sub">{_e(" · ".join(sub))}</div></td>'
+    return Cell(shown, cls, x["error"] or x["failure"] or "right", " · ".join(sub))
 
 def question_table(report:dict, # from `build_report`
                   ) -> str:
     "The per-question table: gold, each repeat's answer and details, right count, agreement."
     k = report["repeats"]
-    repeats = "".join(f"<th>repeat {r}</th>" for r in range(k))
-    head = f"<tr><th>task</th><th>level</th><th>question</th><th>gold</th>{repeats}<th>right</th><th>agree</th></tr>"
-    rows = [f"<tr><td>{_e(q['task_id'][:12])}</td><td>{_e(q['level'])}</td><td>{_e(_cut(q['question'], 90))}</td>"
-            f"<td>{_e(q['gold'])}</td>" + "".join(_run_cell(x) for x in q["runs"])
-            + f"<td>{q['correct']}/{k}</td><td>{q['agreement']:.0%}</td></tr>" for q in report["questions"]]
-    return f"<table>{head}{''.join(rows)}</table>"
+    head = ["task", "level", Cell("question", "wide"), "gold", *(f"repeat {r}" for r in range(k)), "right", "agree"]
+    rows = [[cut(q["task_id"], 12), q["level"], Cell(cut(q["question"], 300), "wide", q["question"]), q["gold"],
+             *(_run_cell(x) for x in q["runs"]), Cell(f"{q['correct']}/{k}", "num"), f"{q['agreement']:.0%}"]
+            for q in report["questions"]]
+    return table(head, rows)
 
 # %% ../../nbs/gaia/25a_report.ipynb #e2bd4b53
+def _verdicts(cmp:dict) -> dict[str, dict[str, str]]:
+    "Each question's verdict against the first file, by task then file name."
+    out: dict = {}
+    for name, kinds in cmp["against_first"].items():
+        for kind, ids in kinds.items():
+            for t in ids: out.setdefault(t, {})[name] = kind
+    return out
+
 def compare_table(cmp:dict, # from `compare`
                   reports:list[dict], # the reports compared
                  ) -> str:
     "Per level side by side, then each question's verdict against the first file."
-    names = cmp["names"]
-    head = "<tr><th></th>" + "".join(f"<th>{_e(n)}</th>" for n in names) + "</tr>"
-    rows = [f"<tr><td>all</td>" + "".join(f"<td>{_pct(a)}</td>" for a in cmp["accuracy"]) + "</tr>"]
-    rows += [f"<tr><td>level {_e(l)}</td>" + "".join(f"<td>{_pct(a)}</td>" for a in accs) + "</tr>"
-             for l, accs in cmp["by_level"].items()]
-    verdict = {t: {} for t in {q["task_id"] for r in reports for q in r["questions"]}}
-    for name, kinds in cmp["against_first"].items():
-        for kind, ids in kinds.items():
-            for t in ids: verdict[t][name] = kind
+    names, verdict = cmp["names"], _verdicts(cmp)
+    levels = table(["", *names], [["all", *map(pct, cmp["accuracy"])]]
+                   + [[f"level {l}", *map(pct, accs)] for l, accs in cmp["by_level"].items()])
     byq = [{q["task_id"]: q for q in r["questions"]} for r in reports]
-    qrows = []
-    for t in byq[0]:
-        cells = "".join(f"<td>{b[t]['correct']}/{len(b[t]['runs'])}</td>" if t in b else "<td>–</td>" for b in byq)
-        v = " ".join(f'<span class="{k.split("_")[0]}">{_e(k.replace("_", " "))}</span>' for k in verdict[t].values())
-        qrows.append(f"<tr><td>{_e(t[:12])}</td>{cells}<td>{v}</td></tr>")
-    qhead = "<tr><th>task</th>" + "".join(f"<th>{_e(n)}: right</th>" for n in names) + "<th>against the first</th></tr>"
-    return f"<table>{head}{''.join(rows)}</table><h3>Per question</h3><table>{qhead}{''.join(qrows)}</table>"
+    tag = lambda k: f'<span class="{k.split("_")[0]}">{esc(k.replace("_", " "))}</span>'
+    rows = [[cut(t, 12), *(f"{b[t]['correct']}/{len(b[t]['runs'])}" if t in b else "–" for b in byq),
+             Cell(Raw(" ".join(tag(k) for k in verdict.get(t, {}).values())))] for t in byq[0]]
+    return Raw(levels + "<h3>Per question</h3>" + table(["task", *(f"{n}: right" for n in names),
+                                                         "against the first"], rows))
 
 # %% ../../nbs/gaia/25a_report.ipynb #93b2ff20
 def report_html(reports:list[dict], # from `build_report`
@@ -421,16 +387,13 @@ def report_html(reports:list[dict], # from `build_report`
                 title:str="GAIA run report", # the page's title
                ) -> str:
     "One self-contained HTML page: figures, accuracy per level, cost and accuracy, comparison, questions."
-    cmp = compare(reports, names) if len(reports) > 1 else None
-    body = [f"<h1>{_e(title)}</h1>"]
-    for n, r in zip(names, reports): body += [f"<h2>{_e(n)}</h2>", _cards(r)]
-    body += ["<h2>Accuracy per level</h2>",
-             "<p class='sub'>Bars: mean over repeats; black line: the worst to the best repeat.</p>",
-             level_bars(reports, names), "<h2>Cost and accuracy</h2>", cost_accuracy_chart(reports, names)]
-    if cmp: body += ["<h2>Side by side</h2>", compare_table(cmp, reports)]
-    for n, r in zip(names, reports): body += [f"<h2>Questions: {_e(n)}</h2>", question_table(r)]
-    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>'
-            f"<style>{_CSS}</style></head><body>{''.join(body)}</body></html>")
+    body = []
+    for n, r in zip(names, reports): body += [section(n), _cards(r)]
+    body += [section("Accuracy per level", "Bars: mean over repeats; black line: the worst to the best repeat."),
+             level_bars(reports, names), section("Cost and accuracy"), cost_accuracy_chart(reports, names)]
+    if len(reports) > 1: body += [section("Side by side"), compare_table(compare(reports, names), reports)]
+    for n, r in zip(names, reports): body += [section(f"Questions: {n}"), question_table(r)]
+    return page(title, body, _CSS)
 
 # %% ../../nbs/gaia/25a_report.ipynb #995121ea
 def _names(paths:list[str]) -> list[str]:

@@ -13,9 +13,9 @@ from ..core.guards import refuse_foreign_sqlite
 from ..core.settings import redact
 
 # %% auto #0
-__all__ = ['log', 'OPS', 'MODES', 'QUERY_VECTORS', 'COMMON_TERM', 'PRUNE_MIN_CHUNKS', 'Hit', 'Hits', 'citation_for',
-           'HashEmbeddings', 'embedding_name', 'default_embeddings', 'normalize_filters', 'query_terms', 'rrf',
-           'dedupe', 'spread', 'cached_query_vector', 'SemanticSearchOff', 'KnowledgeBase', 'sqlite_module',
+__all__ = ['log', 'OPS', 'MODES', 'QUERY_VECTORS', 'LITERAL_DEPTH', 'COMMON_TERM', 'PRUNE_MIN_CHUNKS', 'Hit', 'Hits',
+           'citation_for', 'HashEmbeddings', 'embedding_name', 'default_embeddings', 'normalize_filters', 'query_terms',
+           'rrf', 'dedupe', 'spread', 'cached_query_vector', 'SemanticSearchOff', 'KnowledgeBase', 'sqlite_module',
            'sqlite_where', 'SQLiteKB', 'pg_where', 'PostgresKB', 'open_kb']
 
 # %% ../../nbs/rag/30_kb.ipynb #7835d0b3
@@ -62,6 +62,7 @@ def _bucket(feature:str, dim:int) -> tuple[int, float]:
 
 class HashEmbeddings(Embeddings):
     "Deterministic offline embeddings: hashed words and character 4-grams, L2-normalised."
+    lexical = True  # vectors of the words themselves: they match no rewording, so hybrid search always fuses
     def __init__(self, dim:int=256): self.dim = dim
     @property
     def model(self) -> str: return f"hash-{self.dim}"
@@ -176,6 +177,7 @@ def spread(items:Sequence, # ranked items: hits, or (id, score) pairs
 # %% ../../nbs/rag/30_kb.ipynb #4fc71572
 _QVECS, _QVEC_LOCK, _QVEC_PENDING = collections.OrderedDict(), threading.Lock(), {}
 QUERY_VECTORS = 256  # query vectors kept per process (the latest used)
+LITERAL_DEPTH = 10  # hybrid search fuses when one of this many top keyword passages holds every query term
 
 def cached_query_vector(emb:Embeddings, # the embedder
                         query:str, # the text to embed
@@ -229,8 +231,7 @@ class KnowledgeBase:
                             "run `gaia-mas rag embed`")
         if mode == "keyword": scored = self._keyword(query_terms(query), n, conds)
         elif mode == "semantic": scored = self._vector(vec, n, conds)
-        else: scored = rrf([[i for i, _ in self._keyword(query_terms(query), n, conds)], [i for i,
-                _ in self._vector(vec, n, conds)]])
+        else: scored = self._hybrid(query_terms(query), vec, n, conds)
         if diverse: scored = self._spread(scored[:n], k)
         hits = self._distinct(scored[:n], k)
         if not hits: warnings.append(f"no passages matched {query!r}" + (f" with filters {filters}" if filters else ""))
@@ -243,6 +244,14 @@ class KnowledgeBase:
         if not filters: raise ValueError("metadata search needs at least one filter, e.g. {'team': 'payments'}")
         hits = self._hits([(i, 1.0) for i in self._filtered(k, normalize_filters(filters, self.fields()))])
         return Hits(hits, [] if hits else [f"no passages have metadata matching {filters}"])
+
+    def _hybrid(self, terms:list[str], vec:list[float], n:int, conds:list) -> list[tuple[int, float]]:
+        "The two rankings fused (RRF) when a top keyword passage holds every query term, else the semantic ranking."
+        words, meaning = self._keyword(terms, n, conds), self._vector(vec, n, conds)
+        if not meaning: return words
+        literal = getattr(self.embeddings, "lexical", False) or self._any_holds_all([i for i, _ in words[:LITERAL_DEPTH]], terms)
+        if not literal: return meaning
+        return rrf([[i for i, _ in words], [i for i, _ in meaning]])
 
     def _spread(self, scored:Sequence[tuple[int, float]], k:int) -> list[tuple[int, float]]:
         "`spread` over (id, score) pairs, their sources read in one query."
@@ -314,6 +323,7 @@ class KnowledgeBase:
     def _filtered(self, n, conds): raise NotImplementedError
     def _rows(self, ids): raise NotImplementedError
     def _sources(self, ids) -> dict: raise NotImplementedError  # {id: source}
+    def _any_holds_all(self, ids, terms) -> bool: raise NotImplementedError  # as keyword search matches
     def _cached(self, model, keys) -> dict: raise NotImplementedError
     def _cache(self, model, vectors:dict) -> None: raise NotImplementedError
     def write_documents(self, items) -> dict: raise NotImplementedError
@@ -486,6 +496,12 @@ class SQLiteKB(KnowledgeBase):
         if not ids: return {}
         rows = self.db.execute(f"select id, text, citation, metadata from chunks where id in ({','.join('?' * len(ids))})", list(ids))
         return {i: {"text": t, "citation": c, "metadata": json.loads(m)} for i, t, c, m in rows}
+
+    def _any_holds_all(self, ids, terms):
+        if not ids or not terms: return False
+        q, marks = " AND ".join(f'"{t}"' for t in terms), ",".join("?" * len(ids))
+        sql = f"select 1 from chunks_fts where chunks_fts match ? and rowid in ({marks}) limit 1"
+        return self.db.execute(sql, (q, *ids)).fetchone() is not None
 
     def _sources(self, ids):
         q = f"select id, source from chunks where id in ({','.join('?' * len(ids))})"
@@ -755,6 +771,11 @@ class PostgresKB(KnowledgeBase):
         if not ids: return {}
         return {i: {"text": t, "citation": c, "metadata": m} for i, t, c, m in
                 self._q("select id, text, citation, metadata from chunks where id = any(%s)", (list(ids),))}
+
+    def _any_holds_all(self, ids, terms):
+        if not ids or not terms: return False
+        return bool(self._q("select 1 from chunk_terms where id = any(%s) and tsv @@ to_tsquery('english', %s) limit 1",
+                            (list(ids), " & ".join(terms))))
 
     def _sources(self, ids):
         return dict(self._q("select id, source from chunks where id = any(%s)", (list(ids),))) if ids else {}
