@@ -26,7 +26,7 @@ def _failure(e:BaseException) -> tuple[int, str]:
     if isinstance(e, EmbedderError): return 2, msg  # names the server and the fix already
     if "database is locked" in low or "database is busy" in low:
         return 1, "the knowledge base is locked by another process (an ingest or rm writing it): run again when it ends"
-    if "file is not a database" in low or "malformed" in low:
+    if "file is not a database" in low or "disk image is malformed" in low:
         return 2, (f"the --kb file is not a usable knowledge base ({msg}): give one built by `gaia-mas rag ingest`, "
                    "or a new file")
     if isinstance(e, IsADirectoryError) or "unable to open database" in low:
@@ -120,7 +120,7 @@ def cmd_rm(args:argparse.Namespace) -> int:
 def search_filters(items:Sequence[str], # the --filter arguments
                   ) -> dict:
     "The --filter arguments as a filter dict; a `source^=` path made absolute, as the stored sources are."
-    filters = parse_filters(items)
+    filters = parse_filters(items, "--filter")
     src = filters.get("source")
     if isinstance(src, dict) and "prefix" in src:
         src["prefix"] = str(Path(src["prefix"]).resolve()) + ("/" if src["prefix"].endswith("/") else "")

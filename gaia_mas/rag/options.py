@@ -40,28 +40,29 @@ def parse_meta(items:Sequence[str], # key=value pairs, e.g. the --meta arguments
 _OPS = [(">=", "gte"), ("<=", "lte"), ("^=", "prefix"), (">", "gt"), ("<", "lt"), ("=", None)]
 FILTER_SYNTAX = "key=value, key=a,b, key>=v, key<=v, key>v, key<v, key^=prefix, or a JSON object"
 
-def _json_filter(text:str) -> dict:
+def _json_filter(text:str, name:str) -> dict:
     "A filter written as a JSON object."
     try: out = json.loads(text)
-    except json.JSONDecodeError as e: raise ValueError(f"malformed filter {text[:80]!r}: not JSON ({e})") from None
-    if not isinstance(out, dict): raise ValueError(f"malformed filter {text[:80]!r}: give a JSON object")
+    except json.JSONDecodeError as e: raise ValueError(f"malformed {name} {text[:80]!r}: not JSON ({e})") from None
+    if not isinstance(out, dict): raise ValueError(f"malformed {name} {text[:80]!r}: give a JSON object")
     return out
 
-def _condition(it:str) -> tuple[str, Optional[str], str]:
+def _condition(it:str, name:str) -> tuple[str, Optional[str], str]:
     "(key, operator or None for equality, value) of one `key<op>value` filter."
     pos, (sym, op) = min(((it.find(s), (s, o)) for s, o in _OPS if s in it), default=(-1, (None, None)),
                          key=lambda x: (x[0], -len(x[1][0])))
     k, v = (it[:pos].strip(), it[pos + len(sym):].strip()) if sym else ("", "")
-    if not k or not v: raise ValueError(f"malformed filter {it!r}: expected {FILTER_SYNTAX}, e.g. team=payments")
+    if not k or not v: raise ValueError(f"malformed {name} {it!r}: expected {FILTER_SYNTAX}, e.g. team=payments")
     return k, op, v
 
 def parse_filters(items:Sequence[str], # the filters as typed (--filter arguments, `filter` query values)
+                  name:str="filter", # what the messages call them: --filter on the command line
                  ) -> dict:
-    "Filter expressions as the knowledge base's filter dict."
+    "Filter expressions as the knowledge base's filter dict; ValueError naming a malformed one."
     out: dict = {}
     for it in items or []:
-        if it.lstrip().startswith("{"): out.update(_json_filter(it)); continue
-        k, op, v = _condition(it)
+        if it.lstrip().startswith("{"): out.update(_json_filter(it, name)); continue
+        k, op, v = _condition(it, name)
         if op is not None:
             if not isinstance(out.get(k), dict): out[k] = {}
             out[k][op] = v if op == "prefix" else typed_value(k, v)
