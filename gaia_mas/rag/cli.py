@@ -10,6 +10,7 @@ from typing import Optional, Sequence
 from ..core.settings import default_sessions, redact
 from ..core.guards import printable
 from ..core.utils import run_sync
+from .kb_search import check_metadata
 from .options import empty_kb_note, open_kb_for, parse_filters, parse_meta
 
 # %% auto #0
@@ -80,7 +81,7 @@ def _no_embedder_note(args:argparse.Namespace, kb) -> None:
 def cmd_ingest(args:argparse.Namespace) -> int:
     "gaia-mas rag ingest: files and folders into the knowledge base."
     from gaia_mas.rag.ingest import ingest
-    meta = parse_meta(args.meta)
+    meta = check_metadata(parse_meta(args.meta), "--meta")
     with _open(args, create=True) as kb:
         bars = not args.no_progress and sys.stderr.isatty()
         rep = ingest(kb, args.paths, meta, progress=bars, embed=not args.no_embed,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any, Optional, Sequence
 from ..core.settings import kb_url, redact
+from .kb_search import FILTER_DEPTH, parse_json
 
 # %% auto #0
 __all__ = ['LIST_KEYS', 'FILTER_SYNTAX', 'typed_value', 'parse_meta', 'parse_filters', 'open_kb_for', 'empty_kb_note']
@@ -42,8 +43,7 @@ FILTER_SYNTAX = "key=value, key=a,b, key>=v, key<=v, key>v, key<v, key^=prefix, 
 
 def _json_filter(text:str, name:str) -> dict:
     "A filter written as a JSON object."
-    try: out = json.loads(text)
-    except json.JSONDecodeError as e: raise ValueError(f"malformed {name} {text[:80]!r}: not JSON ({e})") from None
+    out = parse_json(text, name, FILTER_DEPTH)  # its nesting measured before it is parsed
     if not isinstance(out, dict): raise ValueError(f"malformed {name} {text[:80]!r}: give a JSON object")
     return out
 
