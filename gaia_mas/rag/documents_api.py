@@ -14,7 +14,8 @@ from ..core.guards import UnsafeDocument, check_office
 from .ingest import SUPPORTED, chunk_bounded, embed_text
 from .jobs import KEEP, JobStore
 from .kb import citation_for
-from .kb_search import FILTER_DEPTH, META_DEPTH, check_filters, check_metadata, parse_json
+from .kb_search import META_DEPTH, check_filters, check_metadata, parse_json
+from .options import empty_kb_note, parse_filters
 
 log = logging.getLogger(__name__)
 
@@ -263,7 +264,7 @@ def _fail(request:Request, e:Exception) -> JSONResponse:
     return JSONResponse({"error": str(e), "request_id": getattr(request.state, "request_id", "-")}, status)
 
 async def _post_documents(request:Request) -> JSONResponse:
-    "Read, check and ingest the uploaded files; 201 if any was stored, 422 if all were refused; 202 and a job if asked."
+    "Ingest the uploaded files: 201 if any was stored, 200 if all were there unchanged, 422 if all were refused."
     kb, st = _kb(request, write=True), request.app.state
     max_bytes = int(float(getattr(st, "max_upload_mb", None) or MAX_UPLOAD_MB) * 2**20)
     tmp = Path(tempfile.mkdtemp(prefix="gaia_mas_upload_"))
@@ -276,8 +277,9 @@ async def _post_documents(request:Request) -> JSONResponse:
     if wants_job(request): return JSONResponse(await start_job(st, kb, files, meta, tmp), 202)
     try: docs = [await asyncio.to_thread(store_upload, kb, f, meta) for f in files]
     finally: shutil.rmtree(tmp, ignore_errors=True)
-    ok = any(d["status"] != "refused" for d in docs)
-    return JSONResponse({"documents": docs}, 201 if ok else 422)
+    kinds = {d["status"] for d in docs}  # (a job instead, 202, when the client asks for one)
+    return JSONResponse({"documents": docs}, 201 if kinds & {"added", "updated"} else 200 if "unchanged" in kinds
+                        else 422)
 
 # %% ../../nbs/rag/39b_documents.ipynb #5f551adc
 _UPLOAD_SCHEMA = {"requestBody": {"content": {"multipart/form-data": {"schema": {"type": "object", "properties": {
@@ -316,14 +318,17 @@ async def delete_document(request:Request, source:str=Query(..., min_length=1, m
 @router.get("/kb/search", summary="Ranked passages with their citations")
 async def search(request:Request, q:str=Query(..., min_length=1, max_length=2000),
                  mode:str=Query("hybrid", pattern="^(keyword|semantic|hybrid)$"), k:int=Query(5, ge=1, le=50),
-                 filter:Optional[str]=Query(None, max_length=2000, description='JSON: {"team": "payments"}')):
+                 filter:Optional[list[str]]=Query(None, description="as `rag search --filter`, repeatable: "
+                                                  'team=payments, year>=2023, tags=a,b; or JSON: {"team": "payments"}')):
     try:
-        kb, filters = _kb(request), parse_json(filter, "filter", FILTER_DEPTH) if filter else None
+        if any(len(f) > 2000 for f in filter or []): raise ValueError("filter: each one at most 2000 characters")
+        kb, filters = _kb(request), parse_filters(filter or []) or None
         if filters is not None: check_filters(filters)
         hits = await asyncio.to_thread(kb.search, q, mode, k, filters)
+        empty = None if hits else await asyncio.to_thread(empty_kb_note, kb)
     except (UploadRefused, ValueError) as e: return _fail(request, e)
     out = [{**h.to_dict(), "start": h.metadata.get("start"), "end": h.metadata.get("end")} for h in hits]
-    return {"hits": out, "warnings": hits.warnings}
+    return {"hits": out, "warnings": [empty] if empty else hits.warnings}
 
 def add_document_routes(app:FastAPI, # the service's app
                         auth:Callable, # its API-key dependency

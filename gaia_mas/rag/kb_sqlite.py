@@ -84,9 +84,10 @@ class SQLiteKB(KnowledgeBase):
     def db(self):
         "This thread's connection (WAL, 30 s busy timeout, sqlite-vec loaded)."
         if getattr(self._local, "db", None) is None:
-            import sqlite_vec
+            import importlib.util, os  # sqlite-vec's extension by its path: its package would import NumPy (0.1-0.2 s)
+            vec0 = os.path.join(importlib.util.find_spec("sqlite_vec").submodule_search_locations[0], "vec0")
             db = sqlite_module().connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-            db.enable_load_extension(True); sqlite_vec.load(db); db.enable_load_extension(False)
+            db.enable_load_extension(True); db.load_extension(vec0); db.enable_load_extension(False)
             if db.execute("pragma journal_mode").fetchone()[0] != "wal": db.execute("pragma journal_mode=wal")
             db.execute("pragma synchronous=normal")
             self._local.db = db

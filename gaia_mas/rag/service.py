@@ -7,7 +7,7 @@ __all__ = ['log', 'Pattern', 'PATTERN_NAMES', 'MAX_QUESTION', 'MAX_BODY', 'MAX_C
            'RESPONSES', 'SERVE_ENV', 'LIFECYCLE', 'GC_THRESHOLDS', 'ChatRequest', 'AutoChatRequest',
            'SequentialMetadata', 'ParallelMetadata', 'SupervisorMetadata', 'ChatResponse', 'SequentialResponse',
            'ParallelResponse', 'SupervisorResponse', 'AutoResponse', 'RequestIds', 'Lifecycle', 'DrainGate',
-           'create_app', 'serve_settings', 'settle_heap', 'app_from_env', 'cmd_serve']
+           'create_app', 'serve_settings', 'settle_heap', 'app_from_env', 'startup_line', 'cmd_serve']
 
 # %% ../../nbs/rag/39_service.ipynb #c2d84efc
 import asyncio, contextlib, functools, gc, inspect, json, logging, os, re, secrets, signal, threading, time, uuid
@@ -222,7 +222,6 @@ async def _require_stores(app:FastAPI, fresh:bool=False, ttl:float=2.0) -> None:
     problems = [p for p in (await _probe_kb(app.state.system), await _probe_sessions(app.state.system)) if p]
     if problems: raise HTTPException(503, "; ".join(problems))
     app.state.stores_ok_at = time.monotonic()
-
 
 # %% ../../nbs/rag/39_service.ipynb #2ddf7daa
 def _turn_key(request:Request) -> Optional[str]:
@@ -511,6 +510,18 @@ def _log_config(verbose:bool) -> dict:
                                   "propagate": False}
     return cfg
 
+def startup_line(host:str, port:int, sessions:str, workers:int) -> str:
+    "What `serve` prints when it starts: the chat page, the OpenAI API, and the API reference (which needs a CDN)."
+    base = f"http://{host}:{port}"
+    return (f"gaia-mas serve: the chat page at {base}/, OpenAI's chat API at {base}/v1 (sessions: {sessions}, "
+            f"workers: {workers}); the API reference at {base}/docs loads Swagger UI from a CDN, "
+            f"{base}/openapi.json works offline")
+
+def _empty_kb(settings:dict) -> Optional[str]:
+    "How to fill the knowledge base `serve` opens, when it holds no documents (a fresh one is made empty)."
+    from gaia_mas.rag.options import empty_kb_note, open_kb_for
+    with open_kb_for({k: v for k, v in settings.items() if v is not None}) as kb: return empty_kb_note(kb)
+
 def cmd_serve(args:Any) -> int:
     "`gaia-mas serve`: run the service on uvicorn until interrupted; 2 if it cannot start."
     import sys, uvicorn
@@ -530,7 +541,8 @@ def cmd_serve(args:Any) -> int:
     if key: os.environ["GAIA_MAS_API_KEY"] = key
     host, port, workers = getattr(args, "host", "127.0.0.1"), getattr(args, "port", 8000), getattr(args, "workers",
                                                                                                    1) or 1
-    print(f"gaia-mas serve: http://{host}:{port}/docs (sessions: {_sessions_kind(settings['sessions'])}, workers: {workers})", flush=True)
+    print(startup_line(host, port, _sessions_kind(settings["sessions"]), workers), flush=True)
+    if note := _empty_kb(settings): print(f"gaia-mas serve: {note}", file=sys.stderr, flush=True)
     verbose = bool(getattr(args, "verbose", 0))
     uvicorn.run("gaia_mas.rag.service:app_from_env", factory=True, host=host, port=port, workers=workers,
                 limit_concurrency=MAX_CONCURRENCY, timeout_graceful_shutdown=5,  # the app drains first (`Lifecycle`)

@@ -300,11 +300,11 @@ async def _compact(saver:Any, kind:str) -> None:
 
 # %% ../../nbs/rag/37a_sessions.ipynb #173335dc
 async def storage_bytes(saver:Any) -> Optional[int]:
-    "Bytes the sessions take: the SQLite file (and its journal), or PostgreSQL's checkpoint tables with their indexes."
+    "Bytes of session data: SQLite's pages in use (free pages, which later turns reuse, left out), or PostgreSQL's tables."
     kind = store_kind(saver)
-    if kind == "sqlite":
-        (path,), = [r[2:3] for r in await _sql(saver, "PRAGMA database_list") if r[1] == "main"]
-        return sum(Path(p).stat().st_size for p in (path, path + "-wal") if path and Path(p).exists())
+    if kind == "sqlite":  # deleting rows frees pages inside the file (and grows its journal) until a VACUUM
+        n = {p: (await _sql(saver, f"PRAGMA {p}"))[0][0] for p in ("page_count", "freelist_count", "page_size")}
+        return (n["page_count"] - n["freelist_count"]) * n["page_size"]
     if kind == "postgres":
         (n,), = await _sql(saver, "SELECT sum(pg_total_relation_size(t::regclass)) FROM unnest(ARRAY['checkpoints', "
                                   "'checkpoint_blobs', 'checkpoint_writes']) t")

@@ -8,12 +8,13 @@ import asyncio, contextlib, functools
 from pathlib import Path
 from typing import Any, AsyncIterator, Optional, Sequence
 from ..core.settings import is_postgres, kb_url, redact
+from .options import open_kb_for
 from .state import Limits
 from .workflows import RagSystem, _model
 
 # %% auto #0
-__all__ = ['AGENT_ROLES', 'MAX_TOKENS', 'rag_llms', 'open_kb_for', 'make_rag_system', 'open_sessions', 'scripted_system',
-           'build_system', 'preflight']
+__all__ = ['AGENT_ROLES', 'MAX_TOKENS', 'rag_llms', 'make_rag_system', 'open_sessions', 'scripted_system', 'build_system',
+           'preflight']
 
 # %% ../../nbs/rag/37_system.ipynb #74146c60
 AGENT_ROLES = ("research", "analysis", "synthesis", "evaluator", "structured_rag", "agentic_rag", "supervisor",
@@ -42,19 +43,6 @@ def rag_llms(opts:dict, # the model options: provider, model, base_url, llm_time
     return {role: llm_factory(_agent_config(opts, role), None, **kw) for role in AGENT_ROLES}
 
 # %% ../../nbs/rag/37_system.ipynb #c719c786
-def open_kb_for(opts:dict, # the options: kb, embeddings, embeddings_url
-                create:bool=False, # create a missing SQLite file (else FileNotFoundError naming the fix)
-                ):
-    "The knowledge base the options name (it must exist), with the embedder they ask for."
-    from gaia_mas.rag.embeddings import make_embeddings
-    from gaia_mas.rag.kb import default_embeddings, open_kb
-    want, url = opts.get("embeddings"), opts.get("embeddings_url")
-    emb = default_embeddings(want) if want and not url else None
-    kb = open_kb(kb_url(opts.get("kb")), emb, create=create)
-    if url: kb.embeddings = make_embeddings(want or kb.info("embedding_model"), base_url=url)  # the model served there
-    elif want and emb is None: kb.embeddings = None  # 'none', or one not available: not the default
-    return kb
-
 def make_rag_system(args:Any=None, # an argparse Namespace with the model options (and `kb`), or None
                     tools:Optional[Sequence]=None, # retrieval tools; made on the knowledge base if None
                     checkpointer:Any=None, # the sessions' store; in memory if None
@@ -92,11 +80,23 @@ async def open_sessions(url:Optional[str]=None, # "postgresql://...", "sqlite://
         return
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
     path = Path(url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else url).expanduser()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    _writable_sqlite(path)
     async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
         await saver.setup()  # WAL journal
         await saver.conn.execute("PRAGMA synchronous=NORMAL")  # no fsync per checkpoint: a power cut may lose the last turns, never the file
         yield saver
+
+def _writable_sqlite(path:Path) -> None:
+    "Check that the sessions file can be created and written; OSError naming it and the fix if not."
+    import sqlite3
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(path)
+        try: db.execute("begin immediate"); db.rollback()
+        finally: db.close()
+    except (OSError, sqlite3.Error) as e:  # checked here: aiosqlite would report it from its thread, after the loop ends
+        raise OSError(f"cannot write the sessions file {path} ({e}): choose a location you can write with "
+                      "--sessions, or a --kb in a folder you can write") from None
 
 @contextlib.asynccontextmanager
 async def _postgres_saver(url:str) -> AsyncIterator[Any]:

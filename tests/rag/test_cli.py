@@ -1,5 +1,5 @@
 """The rag commands through argparse, as `gaia-mas` runs them: exit codes, output and error messages."""
-import argparse, json, os, subprocess, sys
+import argparse, json, os, re, subprocess, sys
 from pathlib import Path
 import pytest
 from gaia_mas.rag.cli import add_rag_parsers, parse_filters, parse_meta
@@ -164,3 +164,95 @@ def test_ask_json_carries_citations_a_reader_can_follow(built, capsys):
     r = json.loads(out)
     d = r["citation_details"][0]
     assert d["citation"] in r["citations"] and d["source"].endswith(".md") and d["section"] and d["end"] > d["start"] >= 0
+
+
+@pytest.fixture
+def sample_sqlite(tmp_path, capsys, monkeypatch):
+    "The sample collection in a SQLite knowledge base of the test's own, text and hash vectors."
+    monkeypatch.delenv("GAIA_MAS_KB", raising=False)
+    url = f"sqlite:///{tmp_path/'kb.sqlite'}"
+    assert run(capsys, "rag", "ingest", str(sample_dir()/"docs"), "--kb", url, "--embeddings", "hash")[0] == 0
+    return url
+
+
+def test_ask_without_session_id_starts_fresh_each_run(sample_sqlite, capsys, tmp_path):
+    "Two runs of `rag ask` are two conversations; `--session-id` makes them one, kept beside the knowledge base."
+    ask = ("rag", "ask", "--kb", sample_sqlite, "--provider", "scripted", "--pattern", "sequential", "--json")
+    assert run(capsys, *ask, "What is a circuit breaker?")[0] == 0
+    code, out, err = run(capsys, *ask, "How does it work?")
+    assert code == 0 and json.loads(out)["metadata"]["history"]["turns_kept"] == 0, out
+    assert not (tmp_path/"sessions.sqlite").exists(), "a run without --session-id kept its conversation"
+    run(capsys, *ask, "What is a circuit breaker?", "--session-id", "mine")
+    code, out, err = run(capsys, *ask, "How does it recover?", "--session-id", "mine")
+    r = json.loads(out)
+    assert r["metadata"]["history"]["turns_kept"] == 1 and "circuit breaker" in r["metadata"]["standalone_question"].lower()
+    assert (tmp_path/"sessions.sqlite").exists()
+
+
+HEAVY = ("gaia_mas.rag.workflows", "gaia_mas.rag.agents", "gaia_mas.rag.system", "gaia_mas.core.llm", "langgraph",
+         "langchain_openai", "openai")
+
+
+@pytest.mark.parametrize("cmd", [("ingest", "{docs}/idempotency.md"), ("search", "idempotency", "--mode", "keyword"),
+                                 ("stats",), ("rm", "{docs}/idempotency.md")], ids=lambda c: c[0])
+def test_kb_commands_load_no_workflow_agent_or_llm_module(tmp_path, cmd):
+    "`rag ingest|search|stats|rm` run in a process of their own import nothing of the workflows, agents or LLM layer."
+    code = ("import json, sys; from gaia_mas.cli import main; rc = main(sys.argv[1:]); "
+            f"print(json.dumps([rc, [m for m in {HEAVY!r} if m in sys.modules]]))")
+    kb = f"sqlite:///{tmp_path/'kb.sqlite'}"
+    env = {**os.environ, "OPIK_TRACK_DISABLE": "true", "HOME": str(tmp_path)}
+    if cmd[0] != "ingest":  # a knowledge base to read
+        subprocess.run([sys.executable, "-c", code, "rag", "ingest", str(sample_dir()/"docs"/"idempotency.md"), "--kb",
+                        kb, "--no-embed"], capture_output=True, timeout=120, env=env, check=True)
+    argv = [c.format(docs=sample_dir()/"docs") for c in cmd]
+    p = subprocess.run([sys.executable, "-c", code, "rag", *argv, "--kb", kb], capture_output=True, text=True,
+                       timeout=120, env=env)
+    rc, loaded = json.loads(p.stdout.splitlines()[-1])
+    assert rc == 0 and loaded == [], (p.stdout, p.stderr)
+
+
+def test_search_prints_code_with_its_indentation(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path/'kb.sqlite'}"
+    code_md = sample_dir().parent/"code"/"inventory.md"
+    assert run(capsys, "rag", "ingest", str(code_md), "--kb", url, "--no-embed")[0] == 0
+    code, out, err = run(capsys, "rag", "search", "stock_level", "--kb", url, "--mode", "keyword", "--k", "1",
+                         "--width", "2000")
+    shown = [l[4:] for l in out.splitlines()[1:]]  # each line of the passage is indented by four spaces
+    assert code == 0 and "    def stock_level(self, sku):\n        try:" in "\n".join(shown), out
+
+
+def test_ask_sources_name_the_file_not_a_character_span(sample_sqlite, capsys):
+    code, out, err = run(capsys, "rag", "ask", "What is idempotency?", "--kb", sample_sqlite, "--provider",
+                         "scripted", "--pattern", "sequential")
+    sources = out.split("Sources:\n")[1].split("\n\n")[0].splitlines()
+    assert code == 0 and sources, out
+    assert all(re.fullmatch(r"  \[\d+\] .+  \(in /.+\.(md|html|pdf|docx)\)", s) for s in sources), sources
+    assert "characters" not in out
+
+
+def test_an_empty_knowledge_base_says_how_to_fill_it(tmp_path, capsys, monkeypatch):
+    "`serve` on a fresh HOME makes an empty knowledge base and says so; search, ask and the API then say the same."
+    from rag_serve import serve
+    import httpx
+    home = tmp_path/"home"; home.mkdir()
+    env = {"HOME": str(home), "GAIA_MAS_KB": "", "GAIA_MAS_CACHE": "", "XDG_CACHE_HOME": "", "GAIA_MAS_API_KEY": ""}
+    with serve(env=env) as (url, proc, lines):
+        r = httpx.get(f"{url}/kb/search", params={"q": "circuit breaker"}, timeout=30)
+    said = "".join(lines)
+    assert f"the chat page at {url}/" in said and "holds no documents yet" in said, said
+    assert r.status_code == 200 and "holds no documents yet" in r.json()["warnings"][0] and "--no-embed" not in r.text
+    monkeypatch.setenv("HOME", str(home))
+    for k in ("GAIA_MAS_KB", "GAIA_MAS_CACHE", "XDG_CACHE_HOME"): monkeypatch.delenv(k, raising=False)
+    code, out, err = run(capsys, "rag", "search", "circuit breaker")
+    assert code == 1 and "holds no documents yet" in err and "gaia-mas rag ingest PATH" in err and "--no-embed" not in err
+    code, out, err = run(capsys, "rag", "ask", "What is a circuit breaker?", "--provider", "scripted")
+    assert code == 2 and "holds no documents yet" in err, err
+
+
+def test_search_piped_into_head_stops_quietly(sample_sqlite):
+    "`gaia-mas rag search ... | head -1`: the first line, and nothing on stderr when head stops reading."
+    cmd = f"{sys.executable} -c 'import sys; from gaia_mas.cli import main; sys.exit(main())' rag search breaker " \
+          f"--kb {sample_sqlite} --k 50 --width 5000 --mode keyword | head -1"
+    p = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "OPIK_TRACK_DISABLE": "true"})
+    assert p.stdout.startswith("[1] ") and p.stderr == "", p.stderr

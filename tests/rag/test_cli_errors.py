@@ -96,3 +96,24 @@ def test_escapes_in_names_and_text_are_not_printed_raw(tmp_path):
     assert rag("ingest", d, "--kb", kb, "--embeddings", "hash").returncode == 0
     p = rag("search", "breaker", "--kb", kb, "--mode", "keyword")
     assert p.returncode == 0 and "\x1b" not in p.stdout and "\\x1b" in p.stdout and "RED\\nfake" in p.stdout, p.stdout
+
+
+def test_ask_where_nothing_can_be_written_is_one_line(tmp_path, docs):
+    "`rag ask` with a knowledge base or a sessions file where no file can be made: one line each time, no traceback."
+    kb = f"sqlite:///{tmp_path}/kb.sqlite"
+    assert rag("ingest", docs, "--kb", kb, "--embeddings", "hash").returncode == 0
+    for _ in range(3):  # the traceback of aiosqlite's thread came on some runs only
+        err = _one_line(rag("ask", "What is a circuit breaker?", "--provider", "scripted", "--kb",
+                            "sqlite:////proc/kb.sqlite"), 2)
+        assert "no knowledge base at /proc/kb.sqlite" in err and "gaia-mas rag ingest" in err, err
+        err = _one_line(rag("ask", "What is a circuit breaker?", "--provider", "scripted", "--kb", kb, "--session-id",
+                            "s1", "--sessions", "sqlite:////proc/sessions.sqlite"), 2)
+        assert "/proc/sessions.sqlite" in err and "--sessions" in err, err
+
+
+def test_missing_key_names_the_dry_run(tmp_path, docs):
+    kb = f"sqlite:///{tmp_path}/kb.sqlite"
+    assert rag("ingest", docs, "--kb", kb, "--embeddings", "hash").returncode == 0
+    p = rag("ask", "What is a circuit breaker?", "--kb", kb, "--provider", "openai")
+    err = _one_line(p, 2)
+    assert "OPENAI_API_KEY" in err and "--provider scripted" in err, err

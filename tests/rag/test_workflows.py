@@ -166,7 +166,7 @@ def test_supervisor_fails_default_workers(tools):
 def test_worker_fails_combination_says_what_is_missing(tools):
     r = ask(failing(["code_worker"]), tools, Q4, "supervisor")
     assert r["metadata"]["missing_workers"] == ["code_worker"] and "code_worker" in r["metadata"]["worker_errors"]
-    assert "CodeWorker" in r["answer"] and "Not covered" in r["answer"]
+    assert "code worker failed" in r["answer"] and "Not covered" in r["answer"]
 
 
 def test_combine_fails_joined_results(tools):
