@@ -9,12 +9,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Optional, Sequence
 from ..core.settings import add_model_options, cache_dir
+from .scoring import GOLD_KEYS
 
 # %% auto #0
-__all__ = ['GOLD_KEYS', 'log_path', 'logs_dir', 'session', 'cmd_ask', 'cmd_run', 'gold_of_results', 'cmd_score',
+__all__ = ['NO_KEY_HINT', 'log_path', 'logs_dir', 'session', 'cmd_ask', 'cmd_run', 'gold_of_results', 'cmd_score',
            'cmd_course_fetch', 'cmd_course_submit', 'add_gaia_parsers']
 
-# %% ../../nbs/gaia/28_cli.ipynb #7c8be0a9
+# %% ../../nbs/gaia/28_cli.ipynb #36147bf3
 def log_path(folder:Path, # where the run's logs go
              stem:str, # what the run is, e.g. the results file's name
             ) -> Path:
@@ -25,6 +26,16 @@ def logs_dir(args:argparse.Namespace) -> Path:
     "The run's log folder: logs/ in `--cache-dir`, else in `cache_dir()`."
     return Path(args.cache_dir or cache_dir())/"logs"
 
+# %% ../../nbs/gaia/28_cli.ipynb #a09f2b89
+NO_KEY_HINT = "For a dry run with no key and no network, add --provider scripted."
+
+def _first_model(configs:dict) -> None:
+    "Build the planner's model, so that a missing key stops the command before a browser starts."
+    from gaia_mas.core.llm import MissingAPIKeyError, llm_factory
+    try: llm_factory(configs["planner"])
+    except MissingAPIKeyError as e: raise MissingAPIKeyError(f"{e} {NO_KEY_HINT}") from None
+
+# %% ../../nbs/gaia/28_cli.ipynb #dedbec04
 @contextlib.contextmanager
 def session(args:argparse.Namespace, # parsed options, see `add_model_options`
             log_file:Path, # the run's log file
@@ -39,10 +50,8 @@ def session(args:argparse.Namespace, # parsed options, see `add_model_options`
         provider = "openai" if args.provider == "scripted" else args.provider
         configs = make_agent_configs(load_baseline_prompts(), provider=provider, model=args.model, **extra)
         if args.provider != "scripted":
-            from gaia_mas.core.llm import llm_factory
             from gaia_mas.gaia.browser import auto_browser
-            llm_factory(configs["planner"])   # a missing key stops here, before a browser starts
-            stack.enter_context(auto_browser())
+            _first_model(configs); stack.enter_context(auto_browser())
         app, tracer = build_app(configs, args.provider, saver, args.trace, args.llm_timeout, args.max_retries,
                                 args.rps, args.latency, args.dry_answer, getattr(args, "dry_wrong", 0.0),
                                 getattr(args, "seed", 0))
@@ -94,46 +103,56 @@ def _summary(out:Path, tasks:list[dict], log_file:Path, repeats:int=1) -> str:
     elif any(t["gold"] for t in tasks): lines.append(format_report(build_report(mine, tasks), brief=True))
     return "\n".join(lines + [f"Log: {log_file}"])
 
-# %% ../../nbs/gaia/28_cli.ipynb #d73b0734
+# %% ../../nbs/gaia/28_cli.ipynb #fded1fbe
+def _todo(args:argparse.Namespace, tasks:list[dict], out:Path, stack:contextlib.ExitStack) -> list[dict]:
+    "The (task, repeat) pairs still to answer in `out`, failures dropped first with --retry-failed; says how many."
+    from gaia_mas.gaia.tasks import drop_failed, exclusive, pending_tasks, read_results
+    records = read_results(out)
+    if args.retry_failed and (kept := drop_failed(out, records)) is not records:
+        records = kept; stack.enter_context(exclusive(out))  # the file was replaced: lock the new one too
+    todo, n = pending_tasks(tasks, records, args.repeats), len(tasks) * args.repeats
+    print(f"{n} {'answers' if args.repeats > 1 else 'tasks'}: {n - len(todo)} already answered in {out}, "
+          f"{len(todo)} to run", file=sys.stderr)
+    return todo
+
+# %% ../../nbs/gaia/28_cli.ipynb #1bf08f8f
+def _check_run_options(args:argparse.Namespace) -> None:
+    "Options that cannot work, refused before anything is read or written."
+    for name in ("repeats", "votes", "concurrency", "limit"):
+        if (v := getattr(args, name)) is not None and v < 1: raise ValueError(f"--{name} must be at least 1, not {v}")
+    if args.timeout <= 0: raise ValueError(f"--timeout must be a positive number of seconds, not {args.timeout:g}")
+
+# %% ../../nbs/gaia/28_cli.ipynb #989eaf7d
 def cmd_run(args:argparse.Namespace) -> int:
     "Answer a task file's tasks: concurrently, resumably, one synced line per answer."
-    from gaia_mas.gaia.runner import Progress, run_batch, run_key
-    from gaia_mas.gaia.tasks import ResultWriter, drop_failed, exclusive, load_tasks, no_task_answered, pending_tasks, read_results
-    if args.repeats < 1 or args.votes < 1: raise ValueError("--repeats and --votes must be at least 1")
+    from gaia_mas.gaia.runner import Progress, open_ledger, run_batch, run_key
+    from gaia_mas.gaia.tasks import ResultWriter, exclusive, load_tasks, no_task_answered, read_results
+    _check_run_options(args)
     tasks, out = load_tasks(args.tasks, args.level, args.task_id, args.limit), Path(args.out)
     _missing_files(tasks)
     log_file = log_path(logs_dir(args), out.stem)
-    with exclusive(out), contextlib.ExitStack() as relock:
-        records = read_results(out)
-        if args.retry_failed and (kept := drop_failed(out, records)) is not records:
-            records = kept; relock.enter_context(exclusive(out))  # the file was replaced: lock the new one too
-        todo = pending_tasks(tasks, records, args.repeats)
-        n = len(tasks) * args.repeats
-        print(f"{n} {'answers' if args.repeats > 1 else 'tasks'}: {n - len(todo)} already answered in {out}, "
-              f"{len(todo)} to run", file=sys.stderr)
-        with session(args, log_file) as (app, tracer):
-            bar = Progress(len(todo), {t["task_id"]: t["gold"] for t in tasks if t["gold"]},
-                           enabled=not args.no_progress)
-            extra = {"model": "scripted" if args.provider == "scripted" else args.model}
-            try: run_batch(app, todo, ResultWriter(out), args.concurrency, args.timeout, run_key(out),
-                           [tracer] if tracer else [], bar,
-                           votes=args.votes, early_stop=args.votes_early_stop, extra=extra)
-            finally: bar.close()
+    with exclusive(out), contextlib.ExitStack() as stack:
+        todo = _todo(args, tasks, out, stack)
+        ledger = stack.enter_context(open_ledger(args.cache_dir, args.memory))
+        app, tracer = stack.enter_context(session(args, log_file))
+        bar = Progress(len(todo), {t["task_id"]: t["gold"] for t in tasks if t["gold"]}, enabled=not args.no_progress)
+        extra = {"model": "scripted" if args.provider == "scripted" else args.model}
+        try: run_batch(app, todo, ResultWriter(out), args.concurrency, args.timeout, run_key(out),
+                       [tracer] if tracer else [], bar, votes=args.votes, early_stop=args.votes_early_stop,
+                       extra=extra, ledger=ledger)
+        finally: bar.close()
     print(_summary(out, tasks, log_file, args.repeats))
-    if no_task_answered(tasks, read_results(out, repair=False)):
-        print(f"gaia-mas: none of the {len(tasks)} selected tasks could be answered; see the errors in {out} and the log {log_file}", file=sys.stderr)
-        return 1
-    return 0
+    if not no_task_answered(tasks, read_results(out, repair=False)): return 0
+    print(f"gaia-mas: none of the {len(tasks)} selected tasks could be answered; see the errors in {out} "
+          f"and the log {log_file}", file=sys.stderr)
+    return 1
 
-# %% ../../nbs/gaia/28_cli.ipynb #71570396
-GOLD_KEYS = ("gold", "final_answer", "Final answer", "true_answer")
-
+# %% ../../nbs/gaia/28_cli.ipynb #379dab6b
 def gold_of_results(records:list[dict], # result records that may carry their gold answers
                    ) -> list[dict]:
     "The records that carry a gold answer, as tasks for `score_results`."
-    def gold(r): return next((r[k] for k in GOLD_KEYS if r.get(k) is not None), None)
-    return [{"task_id": r["task_id"], "gold": str(gold(r)), "level": r.get("level") or r.get("Level")}
-            for r in records if isinstance(r.get("task_id"), str) and gold(r) is not None]
+    from gaia_mas.gaia.scoring import golds_of
+    return [{"task_id": t, **g} for t, g in golds_of(records).items() if isinstance(t, str) and g["gold"] is not None]
 
 def cmd_score(args:argparse.Namespace) -> int:
     "Print the official score of a results file."
@@ -142,12 +161,11 @@ def cmd_score(args:argparse.Namespace) -> int:
     if not Path(args.results).is_file(): raise FileNotFoundError(f"results file not found: {args.results}")
     results = read_results(args.results, repair=False)
     golds = load_tasks(args.gold) if args.gold else gold_of_results(results)
+    if args.gold and not any(t["gold"] is not None for t in golds):
+        raise ValueError(f"{args.gold} has no gold answers (GAIA's test split hides them): score the validation split")
     if not golds: raise ValueError(f"{args.results} carries no gold answers (gaia-mas run writes none); "
                                    "pass the task file: --gold metadata.jsonl")
     summary = score_results(results, golds)
-    if any(r.get("repeat") for r in results):
-        print(f"gaia-mas: {args.results} holds repeats; score judges the last record of each task, "
-              f"gaia-mas report the mean over repeats", file=sys.stderr)
     print(json.dumps(summary, indent=2, ensure_ascii=False) if args.json else format_score(summary))
     return 0
 
@@ -197,32 +215,35 @@ def _run_parser(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="dry run: the seed of --dry-wrong")
     add_model_options(p); p.set_defaults(func=cmd_run)
 
+# %% ../../nbs/gaia/28_cli.ipynb #8f276a23
 def _course_parser(sub) -> None:
     "The `course fetch` and `course submit` commands."
-    course = sub.add_parser("course", help="the Hugging Face Agents Course scoring API").add_subparsers(dest="action",
-                                                                                                        required=True)
-    f = course.add_parser("fetch", help="download the questions and attachments")
+    course = sub.add_parser("course", help="the Hugging Face Agents Course scoring API")
+    actions = course.add_subparsers(dest="action", required=True)
+    f = actions.add_parser("fetch", help="download the questions and attachments")
     f.add_argument("--out", type=Path, default=Path("course"), help="folder to fill (default ./course)")
-    s = course.add_parser("submit", help="submit a results file's answers")
-    s.add_argument("results"); s.add_argument("--username", required=True); s.add_argument("--agent-code",
-            required=True, help="URL of your agent's code")
+    s = actions.add_parser("submit", help="submit a results file's answers")
+    s.add_argument("results", help="the results file whose answers to submit (JSONL, as gaia-mas run writes it)")
+    s.add_argument("--username", required=True, help="your Hugging Face username, under which the score is listed")
+    s.add_argument("--agent-code", required=True, help="URL of your agent's code")
     s.add_argument("--json", action="store_true", help="print the server's reply as JSON")
     for p in (f, s): p.add_argument("--base-url",
                                     help="the API's base URL (default $GAIA_MAS_COURSE_URL or the course's Space)")
     f.set_defaults(func=cmd_course_fetch); s.set_defaults(func=cmd_course_submit)
 
-# %% ../../nbs/gaia/28_cli.ipynb #29174cf1
+# %% ../../nbs/gaia/28_cli.ipynb #413d43e9
 def add_gaia_parsers(sub) -> None:
     "Add `ask`, `run`, `score`, `report` and `course` to the `gaia-mas` subcommands `sub`."
     from gaia_mas.gaia.report import add_report_parser
     a = sub.add_parser("ask", help="answer one question")
-    a.add_argument("question"); a.add_argument("--file", help="the question's attachment")
+    a.add_argument("question", help='the question, quoted: gaia-mas ask "What is the capital of France?"')
+    a.add_argument("--file", help="the question's attachment")
     a.add_argument("--timeout", type=float, default=1800,
                    help="seconds for the question before it ends as a timeout (as in run)")
     add_model_options(a); a.set_defaults(func=cmd_ask)
     _run_parser(sub)
     s = sub.add_parser("score", help="score a results file with the official GAIA scorer")
-    s.add_argument("results")
+    s.add_argument("results", help="the results file to score (JSONL, as gaia-mas run writes it)")
     s.add_argument("--gold",
                    help="task file with the gold answers (default: the results file, when its records carry them)")
     s.add_argument("--json", action="store_true", help="print the summary as JSON")

@@ -28,7 +28,8 @@ from ..core.llm import make_rate_limiter
 __all__ = ['log', 'step_log', 'GRACE_S', 'real_llms', 'scripted_llm', 'build_app', 'CostTracker', 'JsonFormatter', 'run_logging',
            'component_of', 'StepLogger', 'PathTracker', 'QuestionTimeout', 'Deadline', 'VoteStopped', 'Stop',
            'call_within', 'open_checkpointer', 'run_key', 'thread_id_for', 'resume_mode', 'run_graph', 'forget',
-           'now_iso', 'run_task', 'run_votes', 'run_batch', 'Progress']
+           'Ledger', 'open_ledger', 'add_spent', 'LedgerWriter', 'now_iso', 'run_task', 'run_votes', 'run_batch',
+           'Progress']
 
 # %% ../../nbs/gaia/26_runner.ipynb #2e3b5473
 log = logging.getLogger(__name__)
@@ -306,9 +307,76 @@ def run_graph(app, # a compiled graph
 
 def forget(app, # a compiled graph
            thread_id:str, # a finished task's thread
+           ledger:Optional[Ledger]=None, # its ledger, whose entry goes too
           ) -> None:
-    "Delete a thread's checkpoints, once its answer is safely written."
+    "Delete a thread's checkpoints (and its ledger entry), once its answer is safely written."
     if app.checkpointer is not None: app.checkpointer.delete_thread(thread_id)
+    if ledger is not None: ledger.drop(thread_id)
+
+# %% ../../nbs/gaia/26_runner.ipynb #41aff339
+class Ledger:
+    "What each checkpoint thread's attempts have spent: calls, tokens, seconds and path, by thread id."
+    def __init__(self, path:Optional[str|Path]=None): # a SQLite file; None keeps the ledger in memory
+        self.conn = sqlite3.connect(str(path or ":memory:"), check_same_thread=False, timeout=30)
+        self.conn.execute("PRAGMA journal_mode=WAL"); self.conn.execute("PRAGMA synchronous=NORMAL")   # as the checkpoints
+        self.lock = threading.Lock()
+        with self.lock, self.conn:
+            self.conn.execute("CREATE TABLE IF NOT EXISTS spent (thread_id TEXT PRIMARY KEY, spent TEXT NOT NULL)")
+
+    def get(self, tid:str) -> dict:
+        "What thread `tid` has spent so far; {} if nothing is recorded."
+        with self.lock: row = self.conn.execute("SELECT spent FROM spent WHERE thread_id = ?", (tid,)).fetchone()
+        return json.loads(row[0]) if row else {}
+
+    def put(self, tid:str, spent:dict) -> None:
+        "Record what thread `tid` has spent so far."
+        with self.lock, self.conn:
+            self.conn.execute("INSERT OR REPLACE INTO spent VALUES (?, ?)", (tid, json.dumps(spent)))
+
+    def drop(self, tid:str) -> None:
+        "Forget thread `tid`."
+        with self.lock, self.conn: self.conn.execute("DELETE FROM spent WHERE thread_id = ?", (tid,))
+
+    def close(self) -> None: self.conn.close()
+
+# %% ../../nbs/gaia/26_runner.ipynb #22da60c1
+@contextlib.contextmanager
+def open_ledger(folder:Optional[str|Path]=None, # folder of ledger.sqlite; `cache_dir()` if None
+                memory:bool=False, # keep it in memory, as the in-memory checkpointer keeps checkpoints
+               ):
+    "The ledger of a run, beside its checkpoints."
+    if not memory: Path(folder or cache_dir()).mkdir(parents=True, exist_ok=True)
+    ledger = Ledger(None if memory else Path(folder or cache_dir())/"ledger.sqlite")
+    try: yield ledger
+    finally: ledger.close()
+
+# %% ../../nbs/gaia/26_runner.ipynb #0e04c0f0
+_COUNTS = ("llm_calls", "input_tokens", "output_tokens", "wall_time_s")
+
+def add_spent(before:dict, # what earlier attempts spent, from the ledger ({} if none)
+              now:dict, # what this attempt has spent
+             ) -> dict:
+    "The two attempts together: counts summed, paths joined."
+    if not before: return now
+    p, q = before.get("path") or {}, now.get("path") or {}
+    a, b = list(p.get("agents") or []), list(q.get("agents") or [])
+    path = {"agents": a + (b[1:] if a and b and b[0] == a[-1] else b),
+            **{k: (p.get(k) or 0) + (q.get(k) or 0) for k in ("critic_rejections", "tool_calls")}}
+    return {**{k: round((before.get(k) or 0) + (now.get(k) or 0), 3) for k in _COUNTS}, "path": path}
+
+# %% ../../nbs/gaia/26_runner.ipynb #dac38bce
+class LedgerWriter(BaseCallbackHandler):
+    "After every graph step and model call, records in the ledger what the thread has spent so far."
+    def __init__(self, ledger:Ledger, # where to write
+                 tid:str, # the thread
+                 spent:Callable[[], dict], # what the thread has spent so far
+                ): self.ledger, self.tid, self.spent, self._steps = ledger, tid, spent, set()
+
+    def on_chain_start(self, serialized, inputs, *, run_id, tags=None, **kw):
+        if any(t.startswith("graph:step:") for t in tags or ()): self._steps.add(run_id)
+    def on_chain_end(self, outputs, *, run_id, **kw):
+        if run_id in self._steps: self._steps.discard(run_id); self.ledger.put(self.tid, self.spent())
+    def on_llm_end(self, response, **kw): self.ledger.put(self.tid, self.spent())
 
 # %% ../../nbs/gaia/26_runner.ipynb #3a308feb
 def now_iso() -> str: return datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -335,15 +403,31 @@ def _attempt(app, task:dict, config:dict, threads:Optional[_Threads]=None, budge
     return state, mode, status, error
 
 # %% ../../nbs/gaia/26_runner.ipynb #3e0cfb0c
-def _run_once(app, task:dict, tid:str, callbacks:Sequence, durability:str, budget:Optional[float]) -> tuple[dict, dict]:
-    "One run of a task on thread `tid`: its final state, and its status, error, cost, resume mode, thread and path."
-    cost, path, threads, t0 = CostTracker(), PathTracker(), _Threads(), time.perf_counter()
-    handlers = [cost, path, StepLogger(task["task_id"], tid), threads, *callbacks]
-    config = {"configurable": {"thread_id": tid}, "callbacks": handlers}
-    state, mode, status, error = _attempt(app, task, config, threads, budget, durability)
-    return state, {"status": status, "error": error, **cost.totals(), "wall_time_s": round(time.perf_counter() - t0, 3),
-                   "resume": mode, "thread_id": tid, "path": path.summary()}
+def _earlier(app, tid:str, ledger:Optional[Ledger]) -> dict:
+    "What earlier attempts at thread `tid` spent, if it resumes; a fresh thread's stale entry is dropped."
+    if ledger is None: return {}
+    try: mode = resume_mode(app, tid)
+    except Exception: return {}   # the attempt itself reports what is wrong
+    if mode == "new": ledger.drop(tid); return {}
+    return ledger.get(tid)
 
+def _run_once(app, task:dict, tid:str, callbacks:Sequence, durability:str, budget:Optional[float],
+              ledger:Optional[Ledger]=None) -> tuple[dict, dict]:
+    "One run of a task on thread `tid`: its final state, and its status, error, cost (all attempts), mode and path."
+    cost, path, threads, t0 = CostTracker(), PathTracker(), _Threads(), time.perf_counter()
+    before = _earlier(app, tid, ledger)
+    spent = lambda: add_spent(before, {**cost.totals(), "wall_time_s": round(time.perf_counter() - t0, 3),
+                                       "path": path.summary()})
+    writer = [LedgerWriter(ledger, tid, spent)] if ledger else []
+    config = {"configurable": {"thread_id": tid},
+              "callbacks": [cost, path, StepLogger(task["task_id"], tid), threads, *writer, *callbacks]}
+    state, mode, status, error = _attempt(app, task, config, threads, budget, durability)
+    total = spent()
+    if ledger: ledger.put(tid, total)
+    return state, {"status": status, "error": error, **{k: total[k] for k in _COUNTS}, "resume": mode,
+                   "thread_id": tid, "path": total["path"], "earlier_s": before.get("wall_time_s") or 0}
+
+# %% ../../nbs/gaia/26_runner.ipynb #275572a9
 def run_task(app, # a compiled graph
              task:dict, # the task, from `load_tasks` (with `repeat`, from `pending_tasks`)
              key:str="", # the run's key, from `run_key`
@@ -353,6 +437,7 @@ def run_task(app, # a compiled graph
              votes:int=1, # independent runs to vote over, see `run_votes`
              early_stop:bool=False, # stop the vote's last runs once they cannot change the winner
              extra:Optional[dict]=None, # more fields for the record, e.g. the model
+             ledger:Optional[Ledger]=None, # what earlier attempts spent, so a resumed record covers them
             ) -> tuple[dict, bool]:
     "The task's result record, and whether its thread finished; failures are recorded, not raised."
     t0, started, repeat = time.perf_counter(), now_iso(), task.get("repeat") or 0
@@ -360,11 +445,12 @@ def run_task(app, # a compiled graph
     log.info("task %s started", task["task_id"],
              extra={"event": "task_start", "task_id": task["task_id"], "repeat": repeat})
     with deadline_scope(timeout):
-        if votes > 1: state, meta = run_votes(app, task, key, votes, early_stop, handlers, durability, timeout)
+        if votes > 1: state, meta = run_votes(app, task, key, votes, early_stop, handlers, durability, timeout, ledger)
         else:
             tid = thread_id_for(task["task_id"], key, repeat)
-            state, meta = _run_once(app, task, tid, handlers, durability, timeout)
-    meta |= {"wall_time_s": round(time.perf_counter() - t0, 3), "started_at": started, "repeat": repeat}
+            state, meta = _run_once(app, task, tid, handlers, durability, timeout, ledger)
+    earlier = meta.pop("earlier_s")
+    meta |= {"wall_time_s": round(earlier + time.perf_counter() - t0, 3), "started_at": started, "repeat": repeat}
     record = _record(task, state, **meta, **(extra or {}))
     log.info("task %s %s", task["task_id"], record["status"],
              extra={"event": "task_end", **{k: v for k, v in record.items() if k != "reasoning_trace"}})
@@ -390,6 +476,7 @@ def run_votes(app, # a compiled graph
               callbacks:Sequence=(), # callback handlers of every run
               durability:str="async", # when steps are saved
               budget:Optional[float]=None, # the question's time budget, for messages
+              ledger:Optional[Ledger]=None, # what earlier attempts spent, see `run_task`
              ) -> tuple[dict, dict]:
     "The winning run's state, and the question's status, summed cost, path and `votes`."
     stop, repeat, done, running = threading.Event(), task.get("repeat") or 0, [], {}
@@ -401,7 +488,8 @@ def run_votes(app, # a compiled graph
         while len(done) + len(running) < n and len(running) < want and not stop.is_set():
             v = len(done) + len(running)
             running[pool.submit(contextvars.copy_context().run, _run_once, app, task,
-                                thread_id_for(task["task_id"], key, repeat, v), handlers, durability, budget)] = v
+                                thread_id_for(task["task_id"], key, repeat, v), handlers, durability, budget,
+                                ledger)] = v
     try:
         top_up()
         while running:
@@ -412,10 +500,11 @@ def run_votes(app, # a compiled graph
             top_up()
     finally: pool.shutdown(wait=False, cancel_futures=True)
     runs, winner = [r for _, r in done], plurality(r["answer"] for _, r in done)
+    earlier = max(r.pop("earlier_s") for r in runs)   # the runs of a vote ran side by side
     state, best = next(((s, r) for s, r in done if winner and vote_key(r["answer"]) == vote_key(winner)), ({}, runs[0]))
     status, error = ("ok", None) if winner else _vote_failure(runs)
     modes = {r["resume"] for r in runs}
-    return state, {"status": status, "error": error, **summed_cost(runs),
+    return state, {"status": status, "error": error, **summed_cost(runs), "earlier_s": earlier,
                    "resume": next((m for m in ("unfinished", "finished") if m in modes), "new"),
                    "thread_id": best["thread_id"], "path": best["path"],
                    "votes": vote_summary([{k: v for k, v in r.items() if k != "error" or v} for r in runs], n,
@@ -444,12 +533,13 @@ def run_batch(app, # a compiled graph
               votes:int=1, # runs to vote over per question, see `run_votes`
               early_stop:bool=False, # stop a vote's last runs once they cannot change the winner
               extra:Optional[dict]=None, # more fields for every record, e.g. the model
+              ledger:Optional[Ledger]=None, # what earlier attempts spent, see `run_task`
              ) -> list[dict]:
     "Answer `tasks` on `concurrency` threads, writing each record the moment it is final."
     def work(task):
-        record, finished = run_task(app, task, key, timeout, callbacks, durability, votes, early_stop, extra)
+        record, finished = run_task(app, task, key, timeout, callbacks, durability, votes, early_stop, extra, ledger)
         if writer.write(record):
-            for tid in _done_threads(record, finished): forget(app, tid)
+            for tid in _done_threads(record, finished): forget(app, tid, ledger)
         return record
     pool = ThreadPoolExecutor(max(1, concurrency), thread_name_prefix="gaia-task")
     futures, records = [pool.submit(work, t) for t in tasks], []
