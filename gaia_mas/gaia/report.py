@@ -357,10 +357,12 @@ def question_table(report:dict, # from `build_report`
                   ) -> str:
     "The per-question table: gold, each repeat's answer and details, right count, agreement."
     k = report["repeats"]
-    head = ["task", "level", Cell("question", "wide"), "gold", *(f"repeat {r}" for r in range(k)), "right", "agree"]
-    rows = [[cut(q["task_id"], 12), q["level"], Cell(cut(q["question"], 300), "wide", q["question"]), q["gold"],
-             *(_run_cell(x) for x in q["runs"]), Cell(f"{q['correct']}/{k}", "num"), f"{q['agreement']:.0%}"]
-            for q in report["questions"]]
+    num = lambda x: Cell(x, "num")
+    head = [*map(num, ("task", "level")), Cell("question", "wide"), Cell("gold", "short"),
+            *(f"repeat {r}" for r in range(k)), *map(num, ("right", "agree"))]
+    rows = [[num(cut(q["task_id"], 12)), num(q["level"]), Cell(cut(q["question"], 300), "wide", q["question"]),
+             Cell(q["gold"], "short"), *(_run_cell(x) for x in q["runs"]), num(f"{q['correct']}/{k}"),
+             num(f"{q['agreement']:.0%}")] for q in report["questions"]]
     return table(head, rows)
 
 # %% ../../nbs/gaia/25a_report.ipynb #e2bd4b53

@@ -151,3 +151,30 @@ def test_one_repeat_has_no_ranges_and_votes_are_named(tmp_path):
     v = json.loads(newcomer(tmp_path, "report", "votes.jsonl", "--gold", "tasks.jsonl", "--json").stdout)["votes"]
     assert (v["n"], v["questions"], v["runs_made"], v["scored"]) == (3, 4, 12, 4)
     assert v["vote_right"] <= v["some_run_right"] <= 4
+
+
+def test_html_fits_a_1280_window_and_a_free_run_costs_nothing(tmp_path):
+    """A scripted run's page at 1280x800 in Debian's chromium: no sideways scrolling, a readable question column, and a
+    cost axis that does not invent a scale when every run cost $0."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not Path("/usr/bin/chromium").exists(): pytest.skip("no /usr/bin/chromium")
+    question = ("In the 2019 annual report of the city's water utility, how many kilometres of pipe were replaced, "
+                "rounded to the nearest whole number, if the report gives the figure in miles only?")
+    write(tmp_path/"tasks.jsonl", [{"task_id": f"c0ffee{i:02d}-5e1f-4a6b-9d7e-0123456789ab", "Question": question,
+                                    "Level": 1 + i % 3, "Final answer": "42"} for i in range(6)])
+    run = ["run", "tasks.jsonl", "--provider", "scripted", "--no-progress", "--repeats", "3", "--dry-wrong", "0.4"]
+    assert newcomer(tmp_path, *run, "--out", "r3.jsonl").returncode == 0
+    assert newcomer(tmp_path, "report", "r3.jsonl", "--gold", "tasks.jsonl", "--html", "report.html").returncode == 0
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1280, "height": 800}, java_script_enabled=True)
+        page.goto((tmp_path/"report.html").as_uri())
+        page_width = page.evaluate("document.documentElement.scrollWidth")
+        question_cell = page.locator("table").last.locator("tr").nth(1).locator("td").nth(2).bounding_box()
+        axis = page.locator("svg").nth(1).text_content()
+        page.screenshot(path=str(tmp_path/"report.png"), full_page=True)
+        browser.close()
+    print(f"\npage width {page_width} px, question column {question_cell['width']:.0f} px; cost axis: {axis!r}")
+    assert page_width <= 1280, page_width
+    assert question_cell["width"] >= 200, question_cell   # a sentence per line, not a word or two
+    assert "$1.15" not in axis and "all $0" in axis, axis
