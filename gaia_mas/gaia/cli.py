@@ -7,13 +7,14 @@ from __future__ import annotations
 import argparse, contextlib, json, os, sys
 from datetime import datetime
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 from ..core.settings import add_model_options, cache_dir
 from .scoring import GOLD_KEYS
+if TYPE_CHECKING: from gaia_mas.gaia.config import Budget
 
 # %% auto #0
-__all__ = ['NO_KEY_HINT', 'log_path', 'logs_dir', 'session', 'cmd_ask', 'cmd_run', 'gold_of_results', 'cmd_score',
-           'cmd_course_fetch', 'cmd_course_submit', 'add_gaia_parsers']
+__all__ = ['NO_KEY_HINT', 'log_path', 'logs_dir', 'apply_budget', 'session', 'cmd_ask', 'cmd_run', 'gold_of_results', 'cmd_score',
+           'cmd_course_fetch', 'cmd_course_submit', 'add_budget_option', 'add_gaia_parsers']
 
 # %% ../../nbs/gaia/28_cli.ipynb #36147bf3
 def log_path(folder:Path, # where the run's logs go
@@ -35,26 +36,51 @@ def _first_model(configs:dict) -> None:
     try: llm_factory(configs["planner"])
     except MissingAPIKeyError as e: raise MissingAPIKeyError(f"{e} {NO_KEY_HINT}") from None
 
+# %% ../../nbs/gaia/28_cli.ipynb #a63b16c9
+def apply_budget(args:argparse.Namespace) -> Budget:
+    "The question's budget, with its values filled into the options the user left out."
+    from gaia_mas.gaia.config import choose_budget
+    base = args.base_url or os.environ.get("OPENAI_BASE_URL")
+    budget = choose_budget("hosted" if args.provider == "scripted" else getattr(args, "budget", "auto"), base)
+    for opt in ("timeout", "llm_timeout", "max_retries"):
+        if getattr(args, opt, None) is None: setattr(args, opt, getattr(budget, opt))
+    if budget.name == "local" and getattr(args, "budget", "auto") == "auto" and not getattr(args, "budget_said", 0):
+        print(f"gaia-mas: the model server {base} is on this machine, so each question gets the local budget "
+              f"({budget.timeout:g} s, short replies, no browser); --budget hosted lifts it", file=sys.stderr)
+        args.budget_said = 1
+    return budget
+
+def _provider(args:argparse.Namespace) -> str: return "openai" if args.provider == "scripted" else args.provider
+
+# %% ../../nbs/gaia/28_cli.ipynb #1dedec04
+def _browser(stack:contextlib.ExitStack, budget:Budget) -> None:
+    "Start the browser the budget allows, for the rest of the session."
+    from fastcore.xtras import modified_env
+    from gaia_mas.gaia.browser import auto_browser
+    asked = {"GAIA_MAS_BROWSER", "GAIA_MAS_MCP_URL"} & set(os.environ)
+    if not budget.browser and not asked: stack.enter_context(modified_env(GAIA_MAS_BROWSER="0"))
+    stack.enter_context(auto_browser())
+
 # %% ../../nbs/gaia/28_cli.ipynb #dedbec04
 @contextlib.contextmanager
 def session(args:argparse.Namespace, # parsed options, see `add_model_options`
             log_file:Path, # the run's log file
+            budget:Optional[Budget]=None, # the question's limits; from `apply_budget` if None
            ):
     "The run's logging, checkpointer, browser and graph; yields (app, tracer)."
-    from gaia_mas.gaia.config import load_baseline_prompts, make_agent_configs
+    from gaia_mas.gaia.config import budget_overrides, load_baseline_prompts, make_agent_configs
     from gaia_mas.gaia.runner import build_app, open_checkpointer, run_logging
+    budget = budget or apply_budget(args)
     with contextlib.ExitStack() as stack:
         stack.enter_context(run_logging(log_file, args.verbose))
         saver = stack.enter_context(open_checkpointer(args.cache_dir, args.memory))
         extra = {"base_url": args.base_url} if args.base_url else {}
-        provider = "openai" if args.provider == "scripted" else args.provider
-        configs = make_agent_configs(load_baseline_prompts(), provider=provider, model=args.model, **extra)
-        if args.provider != "scripted":
-            from gaia_mas.gaia.browser import auto_browser
-            _first_model(configs); stack.enter_context(auto_browser())
+        configs = make_agent_configs(load_baseline_prompts(), provider=_provider(args), model=args.model,
+                                     retry_limit=budget.retry_limit, overrides=budget_overrides(budget), **extra)
+        if args.provider != "scripted": _browser(stack, budget); _first_model(configs)
         app, tracer = build_app(configs, args.provider, saver, args.trace, args.llm_timeout, args.max_retries,
                                 args.rps, args.latency, args.dry_answer, getattr(args, "dry_wrong", 0.0),
-                                getattr(args, "seed", 0))
+                                getattr(args, "seed", 0), budget.repair_cut)
         try: yield app, tracer
         finally:
             if tracer is not None: tracer.flush()
@@ -71,14 +97,17 @@ def _print_steps(app, record:dict) -> None:
 def cmd_ask(args:argparse.Namespace) -> int:
     "Answer one question and print the answer."
     if not args.question.strip(): raise ValueError('the question is empty: gaia-mas ask "your question" [--file PATH]')
+    budget = apply_budget(args)
     if args.file and not Path(args.file).is_file(): raise FileNotFoundError(f"Attachment not found: {args.file}")
     from gaia_mas.gaia.runner import run_task
     args.memory = True   # one question, nothing to resume
     task = {"task_id": "ask", "question": args.question, "file": str(Path(args.file).resolve()) if args.file else None}
-    with session(args, log_path(logs_dir(args), "ask")) as (app, tracer):
+    with session(args, log_path(logs_dir(args), "ask"), budget) as (app, tracer):
         record, _ = run_task(app, task, timeout=args.timeout, callbacks=[tracer] if tracer else [])
         if args.verbose and record["thread_id"]: _print_steps(app, record)
-    if record["error"]: print(f"gaia-mas: {record['status']}: {record['error']}", file=sys.stderr)
+    if record["status"] == "timeout":
+        print(f"gaia-mas: no answer: {record['error']}; --timeout SECONDS gives the question more time", file=sys.stderr)
+    elif record["error"]: print(f"gaia-mas: no answer: {record['status']}: {record['error']}", file=sys.stderr)
     print(record["model_answer"])
     return 0 if record["status"] == "ok" else 1
 
@@ -127,6 +156,7 @@ def cmd_run(args:argparse.Namespace) -> int:
     "Answer a task file's tasks: concurrently, resumably, one synced line per answer."
     from gaia_mas.gaia.runner import Progress, open_ledger, run_batch, run_key
     from gaia_mas.gaia.tasks import ResultWriter, exclusive, load_tasks, no_task_answered, read_results
+    budget = apply_budget(args)
     _check_run_options(args)
     tasks, out = load_tasks(args.tasks, args.level, args.task_id, args.limit), Path(args.out)
     _missing_files(tasks)
@@ -134,7 +164,7 @@ def cmd_run(args:argparse.Namespace) -> int:
     with exclusive(out), contextlib.ExitStack() as stack:
         todo = _todo(args, tasks, out, stack)
         ledger = stack.enter_context(open_ledger(args.cache_dir, args.memory))
-        app, tracer = stack.enter_context(session(args, log_file))
+        app, tracer = stack.enter_context(session(args, log_file, budget))
         bar = Progress(len(todo), {t["task_id"]: t["gold"] for t in tasks if t["gold"]}, enabled=not args.no_progress)
         extra = {"model": "scripted" if args.provider == "scripted" else args.model}
         try: run_batch(app, todo, ResultWriter(out), args.concurrency, args.timeout, run_key(out),
@@ -187,6 +217,16 @@ def cmd_course_submit(args:argparse.Namespace) -> int:
           f"({reply.get('correct_count')}/{reply.get('total_attempted')} correct)")
     return 0
 
+# %% ../../nbs/gaia/28_cli.ipynb #87f3324e
+def add_budget_option(p:argparse.ArgumentParser) -> None:
+    "`--budget`, and the budget's say over the defaults of --llm-timeout and --max-retries."
+    p.add_argument("--budget", choices=("auto", "local", "hosted"), default="auto",
+                   help="what a question may spend: 'local' fits a small model on this machine's CPU (128 to 256 "
+                        "tokens a reply, 150 s a question, one LLM retry, no repair of a cut reply, no browser), "
+                        "'hosted' a hosted model (up to 2,048 tokens a reply, 1,800 s); 'auto' (default) is local "
+                        "when the model server is on this machine (a --base-url or OPENAI_BASE_URL on localhost)")
+    p.set_defaults(llm_timeout=None, max_retries=None)   # then the budget's: 120 s and 6, or 150 s and 1
+
 # %% ../../nbs/gaia/28_cli.ipynb #ede88148
 def _run_parser(sub) -> None:
     "The `run` command's options."
@@ -199,8 +239,8 @@ def _run_parser(sub) -> None:
     p.add_argument("--concurrency", type=int, default=4, help="questions at a time (default 4)")
     p.add_argument("--out", default="results.jsonl",
                    help="results file, appended to and resumed from (default results.jsonl)")
-    p.add_argument("--timeout", type=float, default=1800,
-                   help="seconds per question before it is recorded as a timeout")
+    p.add_argument("--timeout", type=float,
+                   help="seconds per question before it is recorded as a timeout (default 1800; 150 with --budget local)")
     p.add_argument("--retry-failed", action="store_true",
                    help="run again the tasks whose record is an error or a timeout")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -213,7 +253,7 @@ def _run_parser(sub) -> None:
     p.add_argument("--dry-wrong", type=float, default=0.0,
                    help="dry run: the share of runs that answer wrongly, drawn with --seed")
     p.add_argument("--seed", type=int, default=0, help="dry run: the seed of --dry-wrong")
-    add_model_options(p); p.set_defaults(func=cmd_run)
+    add_model_options(p); add_budget_option(p); p.set_defaults(func=cmd_run)
 
 # %% ../../nbs/gaia/28_cli.ipynb #8f276a23
 def _course_parser(sub) -> None:
@@ -238,9 +278,9 @@ def add_gaia_parsers(sub) -> None:
     a = sub.add_parser("ask", help="answer one question")
     a.add_argument("question", help='the question, quoted: gaia-mas ask "What is the capital of France?"')
     a.add_argument("--file", help="the question's attachment")
-    a.add_argument("--timeout", type=float, default=1800,
-                   help="seconds for the question before it ends as a timeout (as in run)")
-    add_model_options(a); a.set_defaults(func=cmd_ask)
+    a.add_argument("--timeout", type=float,
+                   help="seconds for the question before it ends as a timeout (default 1800; 150 with --budget local)")
+    add_model_options(a); add_budget_option(a); a.set_defaults(func=cmd_ask)
     _run_parser(sub)
     s = sub.add_parser("score", help="score a results file with the official GAIA scorer")
     s.add_argument("results", help="the results file to score (JSONL, as gaia-mas run writes it)")

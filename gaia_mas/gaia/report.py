@@ -24,7 +24,7 @@ PRICES = {  # USD per million tokens: (input, output)
     "gpt-5": (1.25, 10.00), "gpt-5-mini": (0.25, 2.00), "gpt-5-nano": (0.05, 0.40),
     "claude-opus-4": (15.00, 75.00), "claude-sonnet-4": (3.00, 15.00), "claude-3-5-sonnet": (3.00, 15.00),
     "claude-3-5-haiku": (0.80, 4.00), "gemini-2.5-pro": (1.25, 10.00), "gemini-2.5-flash": (0.30, 2.50),
-    "scripted": (0.0, 0.0)}
+    "gemma-3-270m": (0.0, 0.0), "scripted": (0.0, 0.0)}  # local models cost nothing per token
 
 def price_of(model:Optional[str], # a model name as the records hold it
              prices:dict=PRICES, # the price table

@@ -40,10 +40,12 @@ def real_llms(configs:dict[str, AgentConfig], # the agents' configurations
               llm_timeout:float=120, # seconds per LLM call
               max_retries:int=6, # retries with exponential backoff on 429, 5xx and timeouts
               rate_limiter:Any=None, # from `make_rate_limiter`
+              repair_cut:bool=True, # repair a reply cut at max_tokens (OpenAI-compatible servers only)
              ) -> dict[str, Any]:
     "Each agent's model, built from its configuration; a missing API key raises `MissingAPIKeyError` here."
     kw = dict(timeout=llm_timeout, max_retries=max_retries, rate_limiter=rate_limiter)
-    return {a: llm_factory(configs[a], None, **kw) for a in AGENTS}
+    cut = lambda a: {} if repair_cut or configs[a].provider != "openai" else {"repair_cut": False}
+    return {a: llm_factory(configs[a], None, **kw, **cut(a)) for a in AGENTS}
 
 # %% ../../nbs/gaia/26_runner.ipynb #3842d884
 def scripted_llm(answer:str="42", # what every run answers
@@ -67,6 +69,7 @@ def build_app(configs:dict[str, AgentConfig], # the agents' configurations
               dry_answer:str="42", # dry run: the answer
               dry_wrong:float=0.0, # dry run: the share of runs that answer wrongly
               seed:int=0, # dry run: the seed of the wrong answers
+              repair_cut:bool=True, # repair a reply cut at max_tokens, see `real_llms`
              ) -> tuple[Any, Any]:
     "The compiled graph and its tracer (None unless `tracing`)."
     limiter = make_rate_limiter(rps)
@@ -74,7 +77,7 @@ def build_app(configs:dict[str, AgentConfig], # the agents' configurations
         llm = scripted_llm(dry_answer, latency, limiter, dry_wrong, seed)
         return create_multi_agent_graph(configs, research_tools=[], llms=llm,
                                         checkpointer=checkpointer, tracing=tracing)
-    return create_multi_agent_graph(configs, llms=real_llms(configs, llm_timeout, max_retries, limiter),
+    return create_multi_agent_graph(configs, llms=real_llms(configs, llm_timeout, max_retries, limiter, repair_cut),
                                     checkpointer=checkpointer, tracing=tracing)
 
 # %% ../../nbs/gaia/26_runner.ipynb #20135ebf
