@@ -206,7 +206,8 @@ def key_problem(provider:str, # the chosen provider
                 base_url:str="", # the chosen base URL
                ) -> str:
     "Why `provider` cannot run for lack of a key, or '' when nothing visible stops it."
-    if provider != "openai" or os.environ.get("OPENAI_API_KEY") or base_url or os.environ.get("OPENAI_BASE_URL"): return ""
+    if provider != "openai" or base_url or os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL"):
+        return ""
     return ("OPENAI_API_KEY is not set. Export it, or give the base URL of an OpenAI-compatible server "
             "(e.g. http://127.0.0.1:11434/v1 for Ollama), or choose the scripted provider (no key, no network).")
 
@@ -220,14 +221,15 @@ def _task_label(t:dict) -> str: return f"L{t['level']} {t['task_id'][:8]}  {_sho
 class GaiaRunner:
     "ipywidgets controls that answer one question at a time, showing each step as it happens."
     def __init__(self, tasks_path:str|Path|None=None, # a GAIA metadata.jsonl, or its folder, for the task picker
-                 provider:Optional[str]=None, # "scripted" or an LLM provider; by default openai if its key is set, else scripted
+                 provider:Optional[str]=None, # "scripted" or an LLM provider; default: openai if it can run
                  demo_answer:str="Paris", # what the scripted model answers
                  demo_latency:float=0.2, # seconds per scripted model call, so the progress can be watched
                 ):
         import ipywidgets as W
         self.W, self.demo_answer, self.demo_latency = W, demo_answer, demo_latency
         self.task, self.tasks, self.current, self.lines, self.t0 = None, {}, None, [], 0.0
-        self._inputs({"demo": "scripted"}.get(provider, provider) or default_provider()); self._picker(); self._outputs()
+        self._inputs({"demo": "scripted"}.get(provider, provider) or default_provider())
+        self._picker(); self._outputs()
         self.run_button.on_click(lambda _: self.start()); self.stop_button.on_click(lambda _: self.stop())
         for w in (self.provider, self.base_url): w.observe(lambda _: self.check_key(), "value")
         self.box = self._layout(); self.check_key()
@@ -255,7 +257,8 @@ def _inputs(self:GaiaRunner, provider:str):
                                        layout=W.Layout(width="170px")) for a in RETRY_AGENTS}
     self.run_button = W.Button(description="Run", button_style="primary", icon="play")
     self.stop_button = W.Button(description="Stop", button_style="warning", icon="stop", disabled=True)
-    self.run_button.add_class("gaia-run"); self.stop_button.add_class("gaia-stop"); self.attach_path.add_class("gaia-file")
+    for w, name in ((self.run_button, "run"), (self.stop_button, "stop"), (self.attach_path, "file")):
+        w.add_class(f"gaia-{name}")
 
 # %% ../../nbs/gaia/29_app.ipynb #9a1f8b34
 @patch
@@ -363,6 +366,40 @@ def stop(self:GaiaRunner):
     "Cancel the run in progress (the Stop button)."
     if self.task and not self.task.done(): self.task.cancel()
 
+# %% ../../nbs/gaia/29_app.ipynb #809b22e8
+@patch
+def _begin(self:GaiaRunner):
+    "Clear the last run's output and switch the buttons."
+    self.lines, self.t0 = [], time.monotonic()
+    self.progress.value = self.answer.value = self.verdict.value = self.trace.value = ""
+    self.run_button.disabled, self.stop_button.disabled = True, False
+    self.say(f"Running with {self.provider.value}…")
+
+@patch
+def add_lines(self:GaiaRunner, lines:list[str]):
+    "Add progress lines to the log."
+    if not lines: return
+    self.lines += lines
+    body = "\n".join(html.escape(l) for l in self.lines)
+    style = "font-family:monospace;font-size:12px;line-height:1.45;white-space:pre-wrap;max-height:420px;overflow:auto"
+    self.progress.value = f'<div style="{style}">{body}</div>'
+
+# %% ../../nbs/gaia/29_app.ipynb #b15d2d04
+@patch
+def _show(self:GaiaRunner, state:Optional[dict], question:str):
+    "Show the final answer, the reasoning trace, and the verdict for a picked task."
+    state = state or {}
+    ans = state.get("final_answer", "")
+    self.answer.value = f'<div style="font-size:16px"><b>Final answer:</b> {html.escape(str(ans))}</div>'
+    trace = html.escape(str(state.get("final_reasoning_trace", "")))
+    self.trace.value = (f'<details open><summary>Reasoning trace</summary>'
+                        f'<div style="white-space:pre-wrap">{trace}</div></details>')
+    task = self.current if self.current and self.current["question"].strip() == question else None
+    ok = score_answer(ans, task)
+    if ok is not None:
+        self.verdict.value = f'<b>Gold answer:</b> {html.escape(task["gold"])} — ' + ("✓ correct" if ok else "✗ wrong")
+    self.say(f"Done in {time.monotonic() - self.t0:.1f} s.", "ok")
+
 # %% ../../nbs/gaia/29_app.ipynb #d703c2fe
 @patch
 async def _run(self:GaiaRunner, req:dict):
@@ -380,37 +417,6 @@ async def _run(self:GaiaRunner, req:dict):
     except asyncio.CancelledError: self.say(f"Stopped after {time.monotonic() - self.t0:.1f} s.", "warn")
     except Exception as e: self.say(f"The run failed: {type(e).__name__}: {e}", "error")
     finally: self.run_button.disabled, self.stop_button.disabled = False, True
-
-# %% ../../nbs/gaia/29_app.ipynb #809b22e8
-@patch
-def _begin(self:GaiaRunner):
-    "Clear the last run's output and switch the buttons."
-    self.lines, self.t0 = [], time.monotonic()
-    self.progress.value = self.answer.value = self.verdict.value = self.trace.value = ""
-    self.run_button.disabled, self.stop_button.disabled = True, False
-    self.say(f"Running with {self.provider.value}…")
-
-@patch
-def add_lines(self:GaiaRunner, lines:list[str]):
-    "Add progress lines to the log."
-    if not lines: return
-    self.lines += lines
-    body = "\n".join(html.escape(l) for l in self.lines)
-    self.progress.value = f'<div style="font-family:monospace;font-size:12px;line-height:1.45;white-space:pre-wrap;max-height:420px;overflow:auto">{body}</div>'
-
-# %% ../../nbs/gaia/29_app.ipynb #b15d2d04
-@patch
-def _show(self:GaiaRunner, state:Optional[dict], question:str):
-    "Show the final answer, the reasoning trace, and the verdict for a picked task."
-    state = state or {}
-    ans = state.get("final_answer", "")
-    self.answer.value = f'<div style="font-size:16px"><b>Final answer:</b> {html.escape(str(ans))}</div>'
-    self.trace.value = f'<details open><summary>Reasoning trace</summary><div style="white-space:pre-wrap">{html.escape(str(state.get("final_reasoning_trace", "")))}</div></details>'
-    task = self.current if self.current and self.current["question"].strip() == question else None
-    ok = score_answer(ans, task)
-    if ok is not None:
-        self.verdict.value = f'<b>Gold answer:</b> {html.escape(task["gold"])} — ' + ("✓ correct" if ok else "✗ wrong")
-    self.say(f"Done in {time.monotonic() - self.t0:.1f} s.", "ok")
 
 # %% ../../nbs/gaia/29_app.ipynb #4cae3a8f
 def vote(app, # a compiled graph, e.g. from `build_graph`
@@ -445,7 +451,7 @@ def show_report(*results:str|Path, # results files; the first is the baseline of
     reports = [build_report(read_results(r, repair=False), tasks, default_model=model) for r in results]
     return ReportFrame(report_html(reports, [Path(r).stem for r in results]), height)
 
-# %% ../../nbs/gaia/29_app.ipynb #3baf7b41
+# %% ../../nbs/gaia/29_app.ipynb #98589bc5
 def _steps(log_file:Optional[str|Path], task_id:str, thread_id:Optional[str]) -> list[str]:
     "A run's steps from the log (by its thread; by its task in logs that name no thread): component and duration."
     if not log_file or not Path(log_file).exists(): return []
@@ -453,6 +459,7 @@ def _steps(log_file:Optional[str|Path], task_id:str, thread_id:Optional[str]) ->
     return [f"      {r['component']:<26} {r['duration_s']:.3f} s  {r.get('status', '')}" for r in rows
             if r.get("task_id") == task_id and r.get("thread_id", thread_id) == thread_id]
 
+# %% ../../nbs/gaia/29_app.ipynb #6800aaf0
 def question_trace(results:str|Path, # a results file
                    task_id:str, # the question
                    gold:Optional[str|Path]=None, # the task file with the gold answers

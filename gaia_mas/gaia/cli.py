@@ -44,10 +44,9 @@ def apply_budget(args:argparse.Namespace) -> Budget:
     budget = choose_budget("hosted" if args.provider == "scripted" else getattr(args, "budget", "auto"), base)
     for opt in ("timeout", "llm_timeout", "max_retries"):
         if getattr(args, opt, None) is None: setattr(args, opt, getattr(budget, opt))
-    if budget.name == "local" and getattr(args, "budget", "auto") == "auto" and not getattr(args, "budget_said", 0):
+    if budget.name == "local" and getattr(args, "budget", "auto") == "auto":
         print(f"gaia-mas: the model server {base} is on this machine, so each question gets the local budget "
               f"({budget.timeout:g} s, short replies, no browser); --budget hosted lifts it", file=sys.stderr)
-        args.budget_said = 1
     return budget
 
 def _provider(args:argparse.Namespace) -> str: return "openai" if args.provider == "scripted" else args.provider
@@ -90,9 +89,11 @@ def _print_steps(app, record:dict) -> None:
     "The orchestrator's instructions, the reasoning trace and the cost of a finished question."
     state = app.get_state({"configurable": {"thread_id": record["thread_id"]}}).values
     for m in state.get("agent_messages", []):
-        if m["sender"] == "orchestrator": print(f"orchestrator -> {m['receiver']}: {m['content'].splitlines()[0][:120]}")
+        if m["sender"] != "orchestrator": continue
+        print(f"orchestrator -> {m['receiver']}: {m['content'].splitlines()[0][:120]}")
     print(f"\nReasoning trace: {record['reasoning_trace']}")
-    print(f"Cost: {record['llm_calls']} LLM calls, {record['input_tokens']} input and {record['output_tokens']} output tokens, {record['wall_time_s']} s\n")
+    print(f"Cost: {record['llm_calls']} LLM calls, {record['input_tokens']} input and {record['output_tokens']} "
+          f"output tokens, {record['wall_time_s']} s\n")
 
 def cmd_ask(args:argparse.Namespace) -> int:
     "Answer one question and print the answer."
@@ -106,18 +107,20 @@ def cmd_ask(args:argparse.Namespace) -> int:
         record, _ = run_task(app, task, timeout=args.timeout, callbacks=[tracer] if tracer else [])
         if args.verbose and record["thread_id"]: _print_steps(app, record)
     if record["status"] == "timeout":
-        print(f"gaia-mas: no answer: {record['error']}; --timeout SECONDS gives the question more time", file=sys.stderr)
+        print(f"gaia-mas: no answer: {record['error']}; --timeout SECONDS gives the question more time",
+              file=sys.stderr)
     elif record["error"]: print(f"gaia-mas: no answer: {record['status']}: {record['error']}", file=sys.stderr)
     print(record["model_answer"])
     return 0 if record["status"] == "ok" else 1
 
-# %% ../../nbs/gaia/28_cli.ipynb #0dcdd7ae
+# %% ../../nbs/gaia/28_cli.ipynb #3d7b2405
 def _missing_files(tasks:list[dict]) -> None:
     "Warn about attachments that are not on disk."
     missing = [t for t in tasks if t["file"] and not Path(t["file"]).exists()]
     if missing: print(f"gaia-mas: warning: {len(missing)} attachments are missing, e.g. {missing[0]['file']}",
                       file=sys.stderr)
 
+# %% ../../nbs/gaia/28_cli.ipynb #9b06c519
 def _summary(out:Path, tasks:list[dict], log_file:Path, repeats:int=1) -> str:
     "What the run leaves: answered, failed, accuracy if known (over repeats, see `gaia.report`), results and logs."
     from gaia_mas.gaia.report import build_report, format_report
@@ -177,13 +180,14 @@ def cmd_run(args:argparse.Namespace) -> int:
           f"and the log {log_file}", file=sys.stderr)
     return 1
 
-# %% ../../nbs/gaia/28_cli.ipynb #379dab6b
+# %% ../../nbs/gaia/28_cli.ipynb #7629a70c
 def gold_of_results(records:list[dict], # result records that may carry their gold answers
                    ) -> list[dict]:
     "The records that carry a gold answer, as tasks for `score_results`."
     from gaia_mas.gaia.scoring import golds_of
     return [{"task_id": t, **g} for t, g in golds_of(records).items() if isinstance(t, str) and g["gold"] is not None]
 
+# %% ../../nbs/gaia/28_cli.ipynb #d599454d
 def cmd_score(args:argparse.Namespace) -> int:
     "Print the official score of a results file."
     from gaia_mas.gaia.scoring import format_score, score_results
@@ -231,8 +235,8 @@ def add_budget_option(p:argparse.ArgumentParser) -> None:
 def _run_parser(sub) -> None:
     "The `run` command's options."
     p = sub.add_parser("run", help="answer a task file, concurrently and resumably")
-    p.add_argument("tasks",
-            help="metadata.jsonl or metadata.parquet (attachments beside it), a folder holding one, or a JSONL task file")
+    p.add_argument("tasks", help="metadata.jsonl or metadata.parquet (attachments beside it), a folder holding one, "
+                                 "or a JSONL task file")
     p.add_argument("--level", type=int, action="append", help="only this level (repeatable)")
     p.add_argument("--task-id", action="append", help="only this task (repeatable)")
     p.add_argument("--limit", type=int, help="only the first N selected tasks")
@@ -240,7 +244,8 @@ def _run_parser(sub) -> None:
     p.add_argument("--out", default="results.jsonl",
                    help="results file, appended to and resumed from (default results.jsonl)")
     p.add_argument("--timeout", type=float,
-                   help="seconds per question before it is recorded as a timeout (default 1800; 150 with --budget local)")
+                   help="seconds per question before it is recorded as a timeout "
+                        "(default 1800; 150 with --budget local)")
     p.add_argument("--retry-failed", action="store_true",
                    help="run again the tasks whose record is an error or a timeout")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -37,7 +37,7 @@ PROMPT_FILES = {
     "finalizer": "finalizer_system_prompt.txt",
 }
 
-def load_baseline_prompts(prompts_dir:Optional[str|Path]=None, # a folder of prompt files; the packaged baseline set if None
+def load_baseline_prompts(prompts_dir:Optional[str|Path]=None, # a folder of prompt files; None for the packaged set
                          ) -> dict[str, str]:
     "The seven agent prompts, keyed by agent name."
     folder = Path(prompts_dir) if prompts_dir else _default_prompts()

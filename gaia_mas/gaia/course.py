@@ -28,7 +28,7 @@ def course_url(base_url:Optional[str]=None, # the API's base URL; None for $GAIA
     return (base_url or os.environ.get("GAIA_MAS_COURSE_URL") or COURSE_URL).rstrip("/")
 
 def _open(url:str, data:Any=None, timeout:float=60):
-    "The response to a GET, or to a POST of `data` as JSON; a failure says what the server answered, or why there was none."
+    "The response to a GET, or to a POST of `data` as JSON; a failure says what the server answered, or why none came."
     body = None if data is None else json.dumps(data).encode()
     req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"} if body else {})
     try: return urllib.request.urlopen(req, timeout=timeout)
@@ -160,7 +160,7 @@ def fetch_course(out_dir:str|Path, # the folder to fill
     write_jsonl_file(questions, out_dir/"metadata.jsonl")
     return out_dir/"metadata.jsonl"
 
-# %% ../../nbs/gaia/27_course.ipynb #9757efad
+# %% ../../nbs/gaia/27_course.ipynb #12b7ad4e
 def submission(records:list[dict], # result records, from `read_results`
                username:str, # the Hugging Face username
                agent_code:str, # the URL of the agent's code, e.g. its Space's tree
@@ -170,6 +170,7 @@ def submission(records:list[dict], # result records, from `read_results`
     return {"username": username, "agent_code": agent_code,
             "answers": [{"task_id": t, "submitted_answer": r.get("model_answer") or ""} for t, r in latest.items()]}
 
+# %% ../../nbs/gaia/27_course.ipynb #532fbcaa
 def submit_answers(records:list[dict], # result records
                    username:str, # the Hugging Face username
                    agent_code:str, # the URL of the agent's code

@@ -306,7 +306,8 @@ def _cards(report:dict) -> str:
               (f"{_secs(report['time']['p50'])} / {_secs(report['time']['p95'])}", "time per run p50 / p95"),
               (" · ".join(str(c) for c in f.values()), " · ".join(n.replace("_", " ") for n in f))]
     if v := report.get("votes"):
-        items.append((pct(v["winner_share"]), f"the winner's share of the runs: answers are plurality votes of {v['n']} runs"))
+        items.append((pct(v["winner_share"]),
+                      f"the winner's share of the runs: answers are plurality votes of {v['n']} runs"))
     return cards(items)
 
 # %% ../../nbs/gaia/25a_report.ipynb #397eb0f6
@@ -402,12 +403,13 @@ def report_html(reports:list[dict], # from `build_report`
     for n, r in zip(names, reports): body += [section(f"Questions: {n}"), question_table(r)]
     return page(title, body, _CSS)
 
-# %% ../../nbs/gaia/25a_report.ipynb #995121ea
+# %% ../../nbs/gaia/25a_report.ipynb #fbaf33af
 def _names(paths:list[str]) -> list[str]:
     "A short name for each results file: its stem, or its path when stems repeat."
     stems = [Path(p).stem for p in paths]
     return stems if len(set(stems)) == len(stems) else [str(p) for p in paths]
 
+# %% ../../nbs/gaia/25a_report.ipynb #71967cca
 def cmd_report(args:argparse.Namespace) -> int:
     "Print (and write as HTML) the report of one or more results files."
     from gaia_mas.gaia.tasks import load_tasks, read_results

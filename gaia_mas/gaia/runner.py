@@ -47,7 +47,7 @@ def real_llms(configs:dict[str, AgentConfig], # the agents' configurations
     cut = lambda a: {} if repair_cut or configs[a].provider != "openai" else {"repair_cut": False}
     return {a: llm_factory(configs[a], None, **kw, **cut(a)) for a in AGENTS}
 
-# %% ../../nbs/gaia/26_runner.ipynb #3842d884
+# %% ../../nbs/gaia/26_runner.ipynb #3247d535
 def scripted_llm(answer:str="42", # what every run answers
                  latency:float=0.0, # seconds each call takes
                  rate_limiter:Any=None, # from `make_rate_limiter`
@@ -58,6 +58,7 @@ def scripted_llm(answer:str="42", # what every run answers
     responder = noisy_responder(answer, wrong, seed, 1) if wrong else happy_path_responder(answer, 1)
     return ScriptedChatModel(responder=responder, latency=latency, rate_limiter=rate_limiter)
 
+# %% ../../nbs/gaia/26_runner.ipynb #8d4d77a5
 def build_app(configs:dict[str, AgentConfig], # the agents' configurations
               provider:str="openai", # "scripted" for a dry run; otherwise the configurations' provider is used
               checkpointer:Any=None, # from `open_checkpointer`
@@ -106,7 +107,7 @@ class CostTracker(BaseCallbackHandler):
         "The counts so far."
         return {"llm_calls": self.llm_calls, "input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
 
-# %% ../../nbs/gaia/26_runner.ipynb #c4418b43
+# %% ../../nbs/gaia/26_runner.ipynb #a9957fbd
 _RECORD_FIELDS = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 
 class JsonFormatter(logging.Formatter):
@@ -118,6 +119,7 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info: d["exc"] = self.formatException(record.exc_info)
         return json.dumps(d, ensure_ascii=False, default=str)
 
+# %% ../../nbs/gaia/26_runner.ipynb #0c24a1ac
 def _handlers(log_file:Path, verbose:bool) -> list[logging.Handler]:
     "A JSON file handler, and if `verbose` a console handler for gaia_mas's own records."
     fh = logging.FileHandler(log_file, encoding="utf-8"); fh.setFormatter(JsonFormatter())
@@ -141,12 +143,13 @@ def run_logging(log_file:str|Path, # the run's log file, written as JSON lines
         for h in handlers: root.removeHandler(h); h.close()
         root.setLevel(level)
 
-# %% ../../nbs/gaia/26_runner.ipynb #33a83a46
+# %% ../../nbs/gaia/26_runner.ipynb #e0125ae7
 def component_of(metadata:dict) -> str:
     "The node a run belongs to, with its enclosing subgraph nodes: e.g. 'researcher/tools'."
     ns = metadata.get("langgraph_checkpoint_ns") or ""
     return "/".join(p.split(":")[0] for p in ns.split("|") if p) or str(metadata.get("langgraph_node"))
 
+# %% ../../nbs/gaia/26_runner.ipynb #66f56c9c
 class StepLogger(BaseCallbackHandler):
     "Logs one structured line per graph step: task, component, step, duration and outcome."
     def __init__(self, task_id:str, thread_id:Optional[str]=None):
@@ -253,10 +256,10 @@ def call_within(f:Callable[[], Any], # what to run
     if not done.wait(seconds):
         if threads: _let_go(threads.seen)
         late = f" {seconds - budget:.3g} s later" if budget is not None else ""
-        raise QuestionTimeout(f"no answer within {budget if budget is not None else seconds:.3g} s; a call in flight ignored the deadline and was left behind{late}")
+        raise QuestionTimeout(f"no answer within {budget if budget is not None else seconds:.3g} s; a call in flight "
+                              f"ignored the deadline and was left behind{late}")
     if "error" in box: raise box["error"]
     return box["value"]
-
 
 # %% ../../nbs/gaia/26_runner.ipynb #7c8bac4d
 @contextlib.contextmanager
@@ -271,7 +274,7 @@ def open_checkpointer(folder:Optional[str|Path]=None, # folder of checkpoints.sq
     try: yield SqliteSaver(conn)
     finally: conn.close()
 
-# %% ../../nbs/gaia/26_runner.ipynb #2984adc6
+# %% ../../nbs/gaia/26_runner.ipynb #72ba921d
 def run_key(out:str|Path, # the results file
            ) -> str:
     "A short key for a results file."
@@ -286,6 +289,7 @@ def thread_id_for(task_id:str, # the task
     tid = str(task_id) + (f"#r{repeat}" if repeat else "") + (f"#v{vote}" if vote is not None else "")
     return f"{tid}@{key}" if key else tid
 
+# %% ../../nbs/gaia/26_runner.ipynb #d9b4e1e3
 def resume_mode(app, # a compiled graph
                 thread_id:str, # the task's thread
                ) -> str:
@@ -301,7 +305,7 @@ def run_graph(app, # a compiled graph
               task:dict, # the task, from `load_tasks`
               config:dict, # run config with the thread id and callbacks
               mode:str="new", # from `resume_mode`
-              durability:str="async", # when steps are saved: "async" (while the next runs), "sync" (before it) or "exit"
+              durability:str="async", # when steps are saved: "async" (as the next runs), "sync" (before) or "exit"
              ) -> dict:
     "The task's final state: read back, continued from the last completed step, or from a fresh run."
     if mode == "finished": return app.get_state({"configurable": config["configurable"]}).values
@@ -321,7 +325,7 @@ class Ledger:
     "What each checkpoint thread's attempts have spent: calls, tokens, seconds and path, by thread id."
     def __init__(self, path:Optional[str|Path]=None): # a SQLite file; None keeps the ledger in memory
         self.conn = sqlite3.connect(str(path or ":memory:"), check_same_thread=False, timeout=30)
-        self.conn.execute("PRAGMA journal_mode=WAL"); self.conn.execute("PRAGMA synchronous=NORMAL")   # as the checkpoints
+        self.conn.execute("PRAGMA journal_mode=WAL"); self.conn.execute("PRAGMA synchronous=NORMAL")
         self.lock = threading.Lock()
         with self.lock, self.conn:
             self.conn.execute("CREATE TABLE IF NOT EXISTS spent (thread_id TEXT PRIMARY KEY, spent TEXT NOT NULL)")
@@ -381,7 +385,7 @@ class LedgerWriter(BaseCallbackHandler):
         if run_id in self._steps: self._steps.discard(run_id); self.ledger.put(self.tid, self.spent())
     def on_llm_end(self, response, **kw): self.ledger.put(self.tid, self.spent())
 
-# %% ../../nbs/gaia/26_runner.ipynb #3a308feb
+# %% ../../nbs/gaia/26_runner.ipynb #2b65d313
 def now_iso() -> str: return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 def _record(task:dict, state:dict, **meta) -> dict:
@@ -391,6 +395,7 @@ def _record(task:dict, state:dict, **meta) -> dict:
             "reasoning_trace": state.get("final_reasoning_trace") or "", "raw_answer": raw, "level": task.get("level"),
                     **meta}
 
+# %% ../../nbs/gaia/26_runner.ipynb #741b4530
 def _attempt(app, task:dict, config:dict, threads:Optional[_Threads]=None, budget:Optional[float]=None,
              durability:str="async") -> tuple[dict, str, str, Optional[str]]:
     "The final state, the resume mode, the status and the error of one run of a task, within the current deadline."
@@ -459,7 +464,7 @@ def run_task(app, # a compiled graph
              extra={"event": "task_end", **{k: v for k, v in record.items() if k != "reasoning_trace"}})
     return record, bool(state)
 
-# %% ../../nbs/gaia/26_runner.ipynb #3e6600ce
+# %% ../../nbs/gaia/26_runner.ipynb #f8d03875
 def _answer(task:dict, state:dict, status:str) -> str:
     "A run's answer as it would be written, or '' if the run failed."
     raw = state.get("final_answer") or ""
@@ -471,6 +476,21 @@ def _vote_failure(runs:list[dict]) -> tuple[str, str]:
     status = "timeout" if any(r["status"] == "timeout" for r in failed) else "error"
     return status, next((r["error"] for r in failed if r.get("error")), "no run gave an answer")
 
+# %% ../../nbs/gaia/26_runner.ipynb #08947bec
+def _vote_result(task:dict, done:list[tuple[dict, dict]], n:int) -> tuple[dict, dict]:
+    "The winning run's state, and the vote's status, summed cost, path and `votes`, from the (state, run) pairs."
+    runs, winner = [r for _, r in done], plurality(r["answer"] for _, r in done)
+    earlier = max(r.pop("earlier_s") for r in runs)   # the runs of a vote ran side by side
+    state, best = next(((s, r) for s, r in done if winner and vote_key(r["answer"]) == vote_key(winner)), ({}, runs[0]))
+    status, error = ("ok", None) if winner else _vote_failure(runs)
+    modes = {r["resume"] for r in runs}
+    return state, {"status": status, "error": error, **summed_cost(runs), "earlier_s": earlier,
+                   "resume": next((m for m in ("unfinished", "finished") if m in modes), "new"),
+                   "thread_id": best["thread_id"], "path": best["path"],
+                   "votes": vote_summary([{k: v for k, v in r.items() if k != "error" or v} for r in runs], n,
+                                         len(runs) < n or any(r["status"] == "stopped" for r in runs))}
+
+# %% ../../nbs/gaia/26_runner.ipynb #2d681f43
 def run_votes(app, # a compiled graph
               task:dict, # the task
               key:str="", # the run's key
@@ -502,28 +522,28 @@ def run_votes(app, # a compiled graph
             if early_stop and decided([r["answer"] for _, r in done], n - len(done)): stop.set()
             top_up()
     finally: pool.shutdown(wait=False, cancel_futures=True)
-    runs, winner = [r for _, r in done], plurality(r["answer"] for _, r in done)
-    earlier = max(r.pop("earlier_s") for r in runs)   # the runs of a vote ran side by side
-    state, best = next(((s, r) for s, r in done if winner and vote_key(r["answer"]) == vote_key(winner)), ({}, runs[0]))
-    status, error = ("ok", None) if winner else _vote_failure(runs)
-    modes = {r["resume"] for r in runs}
-    return state, {"status": status, "error": error, **summed_cost(runs), "earlier_s": earlier,
-                   "resume": next((m for m in ("unfinished", "finished") if m in modes), "new"),
-                   "thread_id": best["thread_id"], "path": best["path"],
-                   "votes": vote_summary([{k: v for k, v in r.items() if k != "error" or v} for r in runs], n,
-                                         len(runs) < n or any(r["status"] == "stopped" for r in runs))}
+    return _vote_result(task, done, n)
 
 # %% ../../nbs/gaia/26_runner.ipynb #e15d7261
 def _done_threads(record:dict, # a record just written
                   finished:bool, # whether its run left a state
                  ) -> list[str]:
-    "The checkpoint threads a written record no longer needs: its own, or its vote's (all of them once it has an answer)."
+    "The checkpoint threads a written record no longer needs: its own, or its vote's (all, once it has an answer)."
     if "votes" in record:
         keep = () if record["status"] == "ok" else ("timeout", "error")   # a failed vote resumes them on --retry-failed
         return [r["thread_id"] for r in record["votes"]["runs"] if r["status"] not in keep]
     return [record["thread_id"]] if finished else []
 
 # %% ../../nbs/gaia/26_runner.ipynb #96463bbb
+def _interrupted(pool:ThreadPoolExecutor, futures:list, writer:ResultWriter) -> None:
+    "Cancel the tasks not started and let those in flight finish; a second interrupt stops recording them."
+    pool.shutdown(wait=False, cancel_futures=True)
+    running = [f for f in futures if not f.done()]   # cancelled ones count as done, but `wait` would never see them end
+    print(f"gaia-mas: interrupted; finishing the {len(running)} questions in flight (interrupt again to leave them "
+          "to the next run, which resumes them from their checkpoints)", file=sys.stderr)
+    try: wait(running)
+    finally: writer.close()
+
 def run_batch(app, # a compiled graph
               tasks:list[dict], # the tasks to answer
               writer:ResultWriter, # where each record goes
@@ -553,16 +573,6 @@ def run_batch(app, # a compiled graph
     except BaseException: _interrupted(pool, futures, writer); raise
     pool.shutdown()
     return records
-
-# %% ../../nbs/gaia/26_runner.ipynb #b70a60da
-def _interrupted(pool:ThreadPoolExecutor, futures:list, writer:ResultWriter) -> None:
-    "Cancel the tasks not started and let those in flight finish; a second interrupt stops recording them."
-    pool.shutdown(wait=False, cancel_futures=True)
-    running = [f for f in futures if not f.done()]   # cancelled futures count as done, but `wait` would never see them finish
-    print(f"gaia-mas: interrupted; finishing the {len(running)} questions in flight (interrupt again to leave them "
-          "to the next run, which resumes them from their checkpoints)", file=sys.stderr)
-    try: wait(running)
-    finally: writer.close()
 
 # %% ../../nbs/gaia/26_runner.ipynb #7408b183
 class Progress:

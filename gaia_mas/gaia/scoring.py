@@ -84,7 +84,8 @@ _NUMBER = re.compile(r"(?P<sign>[-+]?)[$€£¥]?\s*(?P<int>\d{1,3}(?:,\d{3})+|\
 _NOT_UNITS = {"thousand", "million", "billion", "trillion", "hundred", "dozen", "k", "bn", "mn", "st", "nd", "rd", "th",
               "am", "pm", "a.m.", "p.m.", "bc", "bce", "ad", "ce", "to", "of", "in", "or", "and", "x", "times", "out"}
 _WANTS_UNITS = re.compile(r"\b(?:with|includ\w*|add|keep)\b[^.?!]{0,40}\b(?:units?|symbols?|currency|signs?)\b", re.I)
-_NO_UNITS = re.compile(r"\b(?:without|no|not|omit|exclud\w*|don'?t)\b[^.?!]{0,30}\b(?:units?|symbols?|currency|signs?)\b", re.I)
+_NO_UNITS = re.compile(r"\b(?:without|no|not|omit|exclud\w*|don'?t)\b[^.?!]{0,30}"
+                       r"\b(?:units?|symbols?|currency|signs?)\b", re.I)
 _WANTS_LIST = re.compile(r"\b(?:comma|commas|semicolons?|list|separated|delimited)\b", re.I)
 
 def _attached_unit(unit:str) -> bool:

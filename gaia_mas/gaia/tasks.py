@@ -43,7 +43,8 @@ def _attachment(fname:Any, folder:Path) -> Optional[str]:
     if not isinstance(fname, str): raise BadTask(f"file_name must be a string, not {type(fname).__name__} {fname!r}")
     parts = fname.replace("\\", "/").split("/")
     if "\x00" in fname or fname.startswith(("/", "~")) or ":" in parts[0] or ".." in parts:
-        raise BadTask(f"file_name {fname!r} leads out of the task file's folder; it must be a file name such as 'data.xlsx'")
+        raise BadTask(f"file_name {fname!r} leads out of the task file's folder; "
+                      "it must be a file name such as 'data.xlsx'")
     return str(folder/fname)
 
 # %% ../../nbs/gaia/24_tasks.ipynb #f4ae6b81
@@ -134,7 +135,8 @@ def _good_tasks(path:Path) -> list[dict]:
             continue
         seen.add(t["task_id"]); tasks.append(t)
     if not tasks:
-        raise NoTasks(f"{path} holds no task" + (f": all {bad} rows were skipped (see the warnings above)" if bad else ""))
+        why = f": all {bad} rows were skipped (see the warnings above)" if bad else ""
+        raise NoTasks(f"{path} holds no task{why}")
     return tasks
 
 # %% ../../nbs/gaia/24_tasks.ipynb #d14abf13
@@ -173,7 +175,7 @@ def no_task_answered(tasks:list[dict], # the tasks a run selected
     ok = {r.get("task_id") for r in records if r.get("status", "ok") == "ok"}
     return bool(tasks) and not any(t["task_id"] in ok for t in tasks)
 
-# %% ../../nbs/gaia/24_tasks.ipynb #27642331
+# %% ../../nbs/gaia/24_tasks.ipynb #5b2ed2da
 def _parse_lines(data:bytes, path:Path) -> Iterator[dict]:
     "The JSON objects of complete lines; bad ones are skipped with a warning."
     for n, line in enumerate(data.splitlines(), 1):
@@ -193,8 +195,9 @@ def _repair_tail(path:Path, data:bytes) -> bytes:
     log.warning("%s: %s a torn last line left by an interrupted write", path, "completed" if fix else "cut off")
     return data
 
+# %% ../../nbs/gaia/24_tasks.ipynb #cc980963
 def read_results(path:str|Path, # a results file; missing means empty
-                 repair:bool=True, # fix a torn last line in the file; if False, only read (and skip it if it is not JSON)
+                 repair:bool=True, # fix a torn last line in the file; if False, only read (skipping a torn line)
                 ) -> list[dict]:
     "The records of a results file, once a torn last line is repaired."
     path = Path(path)
@@ -217,11 +220,12 @@ class ResultWriter:
         "Write nothing more: after an interrupt, what is still running is left to the next run."
         with self.lock: self.closed = True
 
-# %% ../../nbs/gaia/24_tasks.ipynb #4fc976a9
+# %% ../../nbs/gaia/24_tasks.ipynb #a3c01b6a
 def is_failed(record:dict) -> bool:
     "Whether a result record is a failure (an error or a timeout)."
     return record.get("status", "ok") != "ok"
 
+# %% ../../nbs/gaia/24_tasks.ipynb #578f688e
 def drop_failed(path:str|Path, # the results file
                 records:list[dict], # its records, from `read_results`
                ) -> list[dict]:
@@ -233,6 +237,7 @@ def drop_failed(path:str|Path, # the results file
     os.replace(tmp, path)
     return keep
 
+# %% ../../nbs/gaia/24_tasks.ipynb #79168306
 def pending_tasks(tasks:list[dict], # the selected tasks
                   records:list[dict], # the records already in the results file
                   repeats:int=1, # how many times each task is answered
