@@ -13,8 +13,9 @@ from .scoring import GOLD_KEYS
 if TYPE_CHECKING: from gaia_mas.gaia.config import Budget
 
 # %% auto #0
-__all__ = ['NO_KEY_HINT', 'log_path', 'logs_dir', 'apply_budget', 'session', 'cmd_ask', 'cmd_run', 'gold_of_results', 'cmd_score',
-           'cmd_course_fetch', 'cmd_course_submit', 'add_budget_option', 'add_gaia_parsers']
+__all__ = ['NO_KEY_HINT', 'REQUIRE_SANDBOX_HELP', 'log_path', 'logs_dir', 'apply_budget', 'session', 'cmd_ask', 'cmd_run',
+           'gold_of_results', 'cmd_score', 'cmd_course_fetch', 'cmd_course_submit', 'add_budget_option',
+           'add_gaia_parsers']
 
 # %% ../../nbs/gaia/28_cli.ipynb #36147bf3
 def log_path(folder:Path, # where the run's logs go
@@ -31,10 +32,12 @@ def logs_dir(args:argparse.Namespace) -> Path:
 NO_KEY_HINT = "For a dry run with no key and no network, add --provider scripted."
 
 def _first_model(configs:dict) -> None:
-    "Build the planner's model, so that a missing key stops the command before a browser starts."
+    "Build the planner's model and check the sandbox, so that a missing key or sandbox stops the command early."
     from gaia_mas.core.llm import MissingAPIKeyError, llm_factory
+    from gaia_mas.gaia.expert_tools import sandbox_mode
     try: llm_factory(configs["planner"])
     except MissingAPIKeyError as e: raise MissingAPIKeyError(f"{e} {NO_KEY_HINT}") from None
+    sandbox_mode()  # one line when model-written code would run unisolated; --require-sandbox refuses here
 
 # %% ../../nbs/gaia/28_cli.ipynb #a63b16c9
 def apply_budget(args:argparse.Namespace) -> Budget:
@@ -71,12 +74,15 @@ def session(args:argparse.Namespace, # parsed options, see `add_model_options`
     from gaia_mas.gaia.runner import build_app, open_checkpointer, run_logging
     budget = budget or apply_budget(args)
     with contextlib.ExitStack() as stack:
+        if getattr(args, "require_sandbox", False):
+            from fastcore.xtras import modified_env
+            stack.enter_context(modified_env(GAIA_MAS_SANDBOX="bwrap"))  # checked when the graph is built, below
         stack.enter_context(run_logging(log_file, args.verbose))
         saver = stack.enter_context(open_checkpointer(args.cache_dir, args.memory))
         extra = {"base_url": args.base_url} if args.base_url else {}
         configs = make_agent_configs(load_baseline_prompts(), provider=_provider(args), model=args.model,
                                      retry_limit=budget.retry_limit, overrides=budget_overrides(budget), **extra)
-        if args.provider != "scripted": _browser(stack, budget); _first_model(configs)
+        if args.provider != "scripted": _first_model(configs); _browser(stack, budget)
         app, tracer = build_app(configs, args.provider, saver, args.trace, args.llm_timeout, args.max_retries,
                                 args.rps, args.latency, args.dry_answer, getattr(args, "dry_wrong", 0.0),
                                 getattr(args, "seed", 0), budget.repair_cut)
@@ -232,6 +238,9 @@ def add_budget_option(p:argparse.ArgumentParser) -> None:
     p.set_defaults(llm_timeout=None, max_retries=None)   # then the budget's: 120 s and 6, or 150 s and 1
 
 # %% ../../nbs/gaia/28_cli.ipynb #ede88148
+REQUIRE_SANDBOX_HELP = ("refuse to start unless the expert's Python can run isolated under bubblewrap (the same as "
+                        "GAIA_MAS_SANDBOX=bwrap); without it a run that cannot isolate the code says so in one line")
+
 def _run_parser(sub) -> None:
     "The `run` command's options."
     p = sub.add_parser("run", help="answer a task file, concurrently and resumably")
@@ -258,6 +267,7 @@ def _run_parser(sub) -> None:
     p.add_argument("--dry-wrong", type=float, default=0.0,
                    help="dry run: the share of runs that answer wrongly, drawn with --seed")
     p.add_argument("--seed", type=int, default=0, help="dry run: the seed of --dry-wrong")
+    p.add_argument("--require-sandbox", action="store_true", help=REQUIRE_SANDBOX_HELP)
     add_model_options(p); add_budget_option(p); p.set_defaults(func=cmd_run)
 
 # %% ../../nbs/gaia/28_cli.ipynb #8f276a23
@@ -285,6 +295,7 @@ def add_gaia_parsers(sub) -> None:
     a.add_argument("--file", help="the question's attachment")
     a.add_argument("--timeout", type=float,
                    help="seconds for the question before it ends as a timeout (default 1800; 150 with --budget local)")
+    a.add_argument("--require-sandbox", action="store_true", help=REQUIRE_SANDBOX_HELP)
     add_model_options(a); add_budget_option(a); a.set_defaults(func=cmd_ask)
     _run_parser(sub)
     s = sub.add_parser("score", help="score a results file with the official GAIA scorer")
