@@ -4,7 +4,7 @@
 
 # %% ../nbs/40_cli.ipynb #40087af6
 from __future__ import annotations
-import argparse, sys
+import argparse, os, sys
 from typing import Optional, Sequence
 from .gaia.cli import add_gaia_parsers
 from .rag.cli import add_rag_parsers
@@ -24,11 +24,21 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 # %% ../nbs/40_cli.ipynb #14d5f9ce
+def _closed_pipe() -> int:
+    "A reader that went away (`gaia-mas score ... | head`): no traceback, no more output; 141, as for SIGPIPE."
+    try: os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # the exit's flush then goes nowhere
+    except (OSError, ValueError): pass
+    return 141
+
 def main(argv:Optional[Sequence[str]]=None, # the arguments; sys.argv[1:] if None
         ) -> int:
     "The `gaia-mas` command; returns the exit code."
-    args = parser().parse_args(argv)
-    try: return args.func(args)
+    try:
+        args = parser().parse_args(argv)
+        code = args.func(args)
+        sys.stdout.flush()   # a closed pipe shows here, not at exit
+        return code
+    except BrokenPipeError: return _closed_pipe()
     except (FileNotFoundError, ImportError, ValueError, RuntimeError) as e:   # MissingAPIKeyError is a RuntimeError
         print(f"gaia-mas: {e}", file=sys.stderr); return 2
     except KeyboardInterrupt:

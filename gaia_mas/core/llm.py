@@ -17,9 +17,9 @@ from .utils import call_timeout, load_prompt_from_file, prompts_dir, time_left
 
 # %% auto #0
 __all__ = ['log', 'JSON_MODES', 'supported_providers', 'MissingAPIKeyError', 'ClearError', 'ModelServerUnreachable',
-           'LLMDeadlineExceeded', 'MalformedReplyError', 'ReplyCutError', 'server_json_mode', 'ServerChatOpenAI',
-           'openai_llm_factory', 'json_schema_format', 'llm_factory', 'repair_prompt', 'invoke_json',
-           'validate_or_repair', 'make_rate_limiter']
+           'LLMDeadlineExceeded', 'MalformedReplyError', 'ReplyCutError', 'is_local_server', 'server_json_mode',
+           'ServerChatOpenAI', 'openai_llm_factory', 'json_schema_format', 'llm_factory', 'repair_prompt',
+           'invoke_json', 'validate_or_repair', 'make_rate_limiter']
 
 # %% ../../nbs/core/03_llm.ipynb #81eeb988
 log = logging.getLogger(__name__)
@@ -148,6 +148,16 @@ def _async_http_client(base_url:str) -> httpx.AsyncClient:
     inner = httpx.AsyncHTTPTransport(limits=_LIMITS, proxy=_proxy_for(base_url))
     return httpx.AsyncClient(transport=_GuardedTransport(inner, base_url), follow_redirects=True, trust_env=False)
 
+# %% ../../nbs/core/03_llm.ipynb #55dbeaae
+def is_local_server(base_url:Optional[str], # an OpenAI-compatible server's base URL; None for OpenAI's own
+                   ) -> bool:
+    "Whether the server is on this machine: its host is localhost or a loopback address."
+    import ipaddress
+    host = httpx.URL(base_url).host if base_url else ""
+    if host == "localhost": return True
+    try: return ipaddress.ip_address(host).is_loopback
+    except ValueError: return False
+
 # %% ../../nbs/core/03_llm.ipynb #d44e0005
 JSON_MODES = ("json_schema", "json_object", "text")
 _server_modes: dict[str, str] = {}
@@ -200,6 +210,7 @@ def _seconds(t) -> float:
 class ServerChatOpenAI(ChatOpenAI):
     "`ChatOpenAI` for one agent: it negotiates the JSON format with its server, keeps to the question's deadline and says which server it could not reach."
     agent: str = "model"
+    repair_cut: bool = True  # whether a reply cut at max_tokens gets one repair call
 
     @property
     def server(self) -> str: return str(self.openai_api_base or "https://api.openai.com/v1")
@@ -262,7 +273,8 @@ class ServerChatOpenAI(ChatOpenAI):
         "Remember the server's format, and note on each reply how its JSON was asked for and its token limit."
         if mode: _settle(self.server, mode)
         for g in result.generations:
-            g.message.response_metadata.update(max_tokens=self.max_tokens, **({"json_mode": mode} if mode else {}))
+            g.message.response_metadata.update(max_tokens=self.max_tokens, repair_cut=self.repair_cut,
+                                               **({"json_mode": mode} if mode else {}))
         return result
 
 # %% ../../nbs/core/03_llm.ipynb #fe6d2f0a
@@ -276,6 +288,7 @@ def openai_llm_factory(name:str, # agent name; the researcher and expert get no 
                        max_retries:int=6, # retries with exponential backoff on 429, 5xx, time-outs and malformed replies
                        rate_limiter:Any=None, # an optional LangChain rate limiter
                        max_tokens:Optional[int]=None, # most tokens in one reply; None for the server's default
+                       repair_cut:bool=True, # repair a reply cut at max_tokens with one more call
                       ) -> BaseChatModel:
     "A `ServerChatOpenAI` for one agent, with tools or a JSON response format bound."
     base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
@@ -286,7 +299,7 @@ def openai_llm_factory(name:str, # agent name; the researcher and expert get no 
     server = base_url or "https://api.openai.com/v1"
     llm = ServerChatOpenAI(agent=name, model=model, temperature=temperature, base_url=base_url, api_key=key,
                            timeout=timeout, max_retries=max_retries, rate_limiter=rate_limiter, max_tokens=max_tokens,
-                           http_client=_http_client(server), http_async_client=_async_http_client(server))
+                           repair_cut=repair_cut, http_client=_http_client(server), http_async_client=_async_http_client(server))
     if tools: return llm.bind_tools(list(tools))
     if output_schema and name not in ("researcher", "expert"):
         return llm.bind(response_format=json_schema_format(output_schema, name))
@@ -360,6 +373,13 @@ def _cut_error(component:str, reply:Any, note:str, e:Exception) -> ReplyCutError
         f"make_agent_configs(..., overrides={{{agent!r}: {{'max_tokens': {bigger}}}}})"
     )
 
+def _unrepaired_cut(component:str, reply:Any, note:str) -> ReplyCutError:
+    "The error for a cut reply of a model that does not repair cut replies."
+    agent = "critic" if component.startswith("critic") else component.split()[0]
+    return ReplyCutError(f"{component}: {note} (finish_reason 'length'), and this model does not repair cut replies "
+                         f"(a repair would generate as long again). Give the {agent} more tokens, or a budget for a "
+                         "bigger model (gaia-mas --budget hosted)")
+
 def _text(reply:Any) -> str:
     "The text of a reply, a message or a string."
     return str(reply.content if isinstance(reply, BaseMessage) else reply)
@@ -382,6 +402,8 @@ def validate_or_repair(content:Any, # the reply to check: a message (preferred: 
     if note: log.warning("%s: %s", component, note)
     try: return validate_llm_response(content, output_schema, component)
     except (ValueError, KeyError, TypeError) as first:
+        if note and (getattr(content, "response_metadata", None) or {}).get("repair_cut") is False:
+            raise _unrepaired_cut(component, content, note) from None
         if not repair_llm: raise (_cut_error(component, content, note, first) if note else first) from None
         log.warning("%s: reply is not valid JSON for its schema, making one repair call (%s)", component, first)
     fixed = _for_json(repair_llm, output_schema, component).invoke(

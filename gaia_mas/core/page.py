@@ -45,7 +45,7 @@ h1{font-size:22px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #dde
 .card b{display:block;font-size:20px}.card span{color:#667;font-size:12px}
 table{border-collapse:collapse;width:100%;font-size:13px}
 th,td{border-bottom:1px solid #eef;padding:4px 6px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
-th{background:#f4f5fa}.wide{min-width:18em}.num{white-space:nowrap}
+th{background:#f4f5fa}.wide{min-width:18em}.short{min-width:6em}.num{white-space:nowrap}
 .ok{background:#e5f6e9}.bad{background:#fbe7e7}.fail{background:#fff4d6}
 .sub{color:#667;font-size:11px}svg{max-width:100%;height:auto}"""
 

@@ -23,7 +23,7 @@ from fastcore.basics import patch
 # %% auto #0
 __all__ = ['log', 'RETRY_AGENTS', 'agent_configs', 'demo_responder', 'build_graph', 'Mermaid', 'graph_mermaid', 'quarto_mermaid',
            'mmdc_path', 'graph_dot', 'save_graph_png', 'describe_update', 'stream_run', 'score_answer', 'key_problem',
-           'default_provider', 'GaiaRunner', 'vote', 'show_report', 'question_trace']
+           'default_provider', 'GaiaRunner', 'vote', 'ReportFrame', 'show_report', 'question_trace']
 
 # %% ../../nbs/gaia/29_app.ipynb #ccacde78
 log = logging.getLogger(__name__)
@@ -55,18 +55,19 @@ def demo_responder(answer:str="Paris", # what the finalizer answers
     return respond
 
 # %% ../../nbs/gaia/29_app.ipynb #a1ef6749
-def build_graph(provider:str="demo", # "demo" for the scripted model, or an LLM provider
+def build_graph(provider:str="scripted", # "scripted" for the scripted model, or an LLM provider
                 model:str="gpt-4o-mini", # the model of every agent
                 base_url:Optional[str]=None, # an OpenAI-compatible server
                 retry_limits:Optional[dict[str, int]]=None, # retry limit per agent: planner, researcher, expert
-                demo_answer:str="Paris", # what the demo model answers
-                demo_latency:float=0.0, # seconds each demo model call takes
+                demo_answer:str="Paris", # what the scripted model answers
+                demo_latency:float=0.0, # seconds each scripted model call takes
                 notice:Optional[Callable[[str],
                                          None]]=None, # gets the line saying a browser was started; logged when None
                ):
     "The compiled multi-agent graph for `provider`."
-    configs = agent_configs("openai" if provider == "demo" else provider, model, base_url, retry_limits)
-    if provider != "demo":
+    scripted = provider in ("scripted", "demo")   # "demo" is another name for it
+    configs = agent_configs("openai" if scripted else provider, model, base_url, retry_limits)
+    if not scripted:
         llm_factory(configs["planner"])   # a missing key stops here, before a browser starts
         shared_browser(notice or log.warning)
         return build_app(configs, provider)[0]
@@ -205,13 +206,14 @@ def key_problem(provider:str, # the chosen provider
                 base_url:str="", # the chosen base URL
                ) -> str:
     "Why `provider` cannot run for lack of a key, or '' when nothing visible stops it."
-    if provider != "openai" or os.environ.get("OPENAI_API_KEY") or base_url or os.environ.get("OPENAI_BASE_URL"): return ""
+    if provider != "openai" or base_url or os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL"):
+        return ""
     return ("OPENAI_API_KEY is not set. Export it, or give the base URL of an OpenAI-compatible server "
-            "(e.g. http://127.0.0.1:11434/v1 for Ollama), or choose the demo provider.")
+            "(e.g. http://127.0.0.1:11434/v1 for Ollama), or choose the scripted provider (no key, no network).")
 
 def default_provider() -> str:
-    "openai when it can run, else demo."
-    return "demo" if key_problem("openai") else "openai"
+    "openai when it can run, else scripted."
+    return "scripted" if key_problem("openai") else "openai"
 
 # %% ../../nbs/gaia/29_app.ipynb #184746bb
 def _task_label(t:dict) -> str: return f"L{t['level']} {t['task_id'][:8]}  {_short(t['question'], 70)}"
@@ -219,14 +221,15 @@ def _task_label(t:dict) -> str: return f"L{t['level']} {t['task_id'][:8]}  {_sho
 class GaiaRunner:
     "ipywidgets controls that answer one question at a time, showing each step as it happens."
     def __init__(self, tasks_path:str|Path|None=None, # a GAIA metadata.jsonl, or its folder, for the task picker
-                 provider:Optional[str]=None, # "demo" or an LLM provider; by default openai if its key is set, else demo
-                 demo_answer:str="Paris", # what the demo model answers
-                 demo_latency:float=0.2, # seconds per demo model call, so the progress can be watched
+                 provider:Optional[str]=None, # "scripted" or an LLM provider; default: openai if it can run
+                 demo_answer:str="Paris", # what the scripted model answers
+                 demo_latency:float=0.2, # seconds per scripted model call, so the progress can be watched
                 ):
         import ipywidgets as W
         self.W, self.demo_answer, self.demo_latency = W, demo_answer, demo_latency
         self.task, self.tasks, self.current, self.lines, self.t0 = None, {}, None, [], 0.0
-        self._inputs(provider or default_provider()); self._picker(); self._outputs()
+        self._inputs({"demo": "scripted"}.get(provider, provider) or default_provider())
+        self._picker(); self._outputs()
         self.run_button.on_click(lambda _: self.start()); self.stop_button.on_click(lambda _: self.stop())
         for w in (self.provider, self.base_url): w.observe(lambda _: self.check_key(), "value")
         self.box = self._layout(); self.check_key()
@@ -246,7 +249,7 @@ def _inputs(self:GaiaRunner, provider:str):
                                                                                              height="70px"))
     self.attach_path = W.Text(placeholder="path of an attached file (optional)", description="File", layout=wide)
     self.upload = W.FileUpload(description="Upload file", multiple=False)
-    self.provider = W.Dropdown(options=["demo", *supported_providers()], value=provider, description="Provider")
+    self.provider = W.Dropdown(options=["scripted", *supported_providers()], value=provider, description="Provider")
     self.model = W.Text(value="gpt-4o-mini", description="Model")
     self.base_url = W.Text(placeholder="OpenAI-compatible server (optional)", description="Base URL", layout=wide)
     self.limits = {a: W.BoundedIntText(value=5, min=1, max=50, description=f"{a} retries",
@@ -254,7 +257,8 @@ def _inputs(self:GaiaRunner, provider:str):
                                        layout=W.Layout(width="170px")) for a in RETRY_AGENTS}
     self.run_button = W.Button(description="Run", button_style="primary", icon="play")
     self.stop_button = W.Button(description="Stop", button_style="warning", icon="stop", disabled=True)
-    self.run_button.add_class("gaia-run"); self.stop_button.add_class("gaia-stop")
+    for w, name in ((self.run_button, "run"), (self.stop_button, "stop"), (self.attach_path, "file")):
+        w.add_class(f"gaia-{name}")
 
 # %% ../../nbs/gaia/29_app.ipynb #9a1f8b34
 @patch
@@ -267,6 +271,8 @@ def _picker(self:GaiaRunner):
     self.task_pick = W.Dropdown(options=[("(none: type a question)", None)], description="Task",
                                 layout=W.Layout(width="95%"))
     self.load_button.on_click(lambda _: self.load(self.tasks_path.value))
+    for w, name in ((self.tasks_path, "tasks"), (self.load_button, "load"), (self.task_pick, "pick")):
+        w.add_class(f"gaia-{name}")
     self.task_pick.observe(lambda ch: self.pick(ch["new"]), "value")
 
 @patch
@@ -350,13 +356,49 @@ def start(self:GaiaRunner):
     if self.task and not self.task.done(): return
     req = self.request()
     if not req["question"]: return self.say("Type a question or pick a task first.", "warn")
+    if req["file"] and not Path(req["file"]).is_file(): return self.say(f"Attachment not found: {req['file']}", "warn")
     self._begin()
+    if req["file"]: self.add_lines([f"attached file: {req['file']}"])
     self.task = _event_loop().create_task(self._run(req))
 
 @patch
 def stop(self:GaiaRunner):
     "Cancel the run in progress (the Stop button)."
     if self.task and not self.task.done(): self.task.cancel()
+
+# %% ../../nbs/gaia/29_app.ipynb #809b22e8
+@patch
+def _begin(self:GaiaRunner):
+    "Clear the last run's output and switch the buttons."
+    self.lines, self.t0 = [], time.monotonic()
+    self.progress.value = self.answer.value = self.verdict.value = self.trace.value = ""
+    self.run_button.disabled, self.stop_button.disabled = True, False
+    self.say(f"Running with {self.provider.value}…")
+
+@patch
+def add_lines(self:GaiaRunner, lines:list[str]):
+    "Add progress lines to the log."
+    if not lines: return
+    self.lines += lines
+    body = "\n".join(html.escape(l) for l in self.lines)
+    style = "font-family:monospace;font-size:12px;line-height:1.45;white-space:pre-wrap;max-height:420px;overflow:auto"
+    self.progress.value = f'<div style="{style}">{body}</div>'
+
+# %% ../../nbs/gaia/29_app.ipynb #b15d2d04
+@patch
+def _show(self:GaiaRunner, state:Optional[dict], question:str):
+    "Show the final answer, the reasoning trace, and the verdict for a picked task."
+    state = state or {}
+    ans = state.get("final_answer", "")
+    self.answer.value = f'<div style="font-size:16px"><b>Final answer:</b> {html.escape(str(ans))}</div>'
+    trace = html.escape(str(state.get("final_reasoning_trace", "")))
+    self.trace.value = (f'<details open><summary>Reasoning trace</summary>'
+                        f'<div style="white-space:pre-wrap">{trace}</div></details>')
+    task = self.current if self.current and self.current["question"].strip() == question else None
+    ok = score_answer(ans, task)
+    if ok is not None:
+        self.verdict.value = f'<b>Gold answer:</b> {html.escape(task["gold"])} — ' + ("✓ correct" if ok else "✗ wrong")
+    self.say(f"Done in {time.monotonic() - self.t0:.1f} s.", "ok")
 
 # %% ../../nbs/gaia/29_app.ipynb #d703c2fe
 @patch
@@ -376,64 +418,40 @@ async def _run(self:GaiaRunner, req:dict):
     except Exception as e: self.say(f"The run failed: {type(e).__name__}: {e}", "error")
     finally: self.run_button.disabled, self.stop_button.disabled = False, True
 
-# %% ../../nbs/gaia/29_app.ipynb #809b22e8
-@patch
-def _begin(self:GaiaRunner):
-    "Clear the last run's output and switch the buttons."
-    self.lines, self.t0 = [], time.monotonic()
-    self.progress.value = self.answer.value = self.verdict.value = self.trace.value = ""
-    self.run_button.disabled, self.stop_button.disabled = True, False
-    self.say(f"Running with {self.provider.value}…")
-
-@patch
-def add_lines(self:GaiaRunner, lines:list[str]):
-    "Add progress lines to the log."
-    if not lines: return
-    self.lines += lines
-    body = "\n".join(html.escape(l) for l in self.lines)
-    self.progress.value = f'<div style="font-family:monospace;font-size:12px;line-height:1.45;white-space:pre-wrap;max-height:420px;overflow:auto">{body}</div>'
-
-# %% ../../nbs/gaia/29_app.ipynb #b15d2d04
-@patch
-def _show(self:GaiaRunner, state:Optional[dict], question:str):
-    "Show the final answer, the reasoning trace, and the verdict for a picked task."
-    state = state or {}
-    ans = state.get("final_answer", "")
-    self.answer.value = f'<div style="font-size:16px"><b>Final answer:</b> {html.escape(str(ans))}</div>'
-    self.trace.value = f'<details open><summary>Reasoning trace</summary><div style="white-space:pre-wrap">{html.escape(str(state.get("final_reasoning_trace", "")))}</div></details>'
-    task = self.current if self.current and self.current["question"].strip() == question else None
-    ok = score_answer(ans, task)
-    if ok is not None:
-        self.verdict.value = f'<b>Gold answer:</b> {html.escape(task["gold"])} — ' + ("✓ correct" if ok else "✗ wrong")
-    self.say(f"Done in {time.monotonic() - self.t0:.1f} s.", "ok")
-
 # %% ../../nbs/gaia/29_app.ipynb #4cae3a8f
 def vote(app, # a compiled graph, e.g. from `build_graph`
          question:str, # the question
          n:int=5, # independent runs to vote over
          file:Optional[str]=None, # the attachment's path
          early_stop:bool=False, # start only the runs that could decide the vote
+         model:Optional[str]=None, # the model to record, as `gaia-mas run` does: "scripted" for the scripted model
         ) -> dict:
     "The record of one question answered by `n` runs and a vote."
     from gaia_mas.gaia.runner import run_task
-    return run_task(app, {"task_id": "app", "question": question, "file": file}, votes=n, early_stop=early_stop)[0]
+    task = {"task_id": "app", "question": question, "file": file}
+    return run_task(app, task, votes=n, early_stop=early_stop, extra={"model": model} if model else None)[0]
 
 # %% ../../nbs/gaia/29_app.ipynb #235a3113
+class ReportFrame:
+    "A report page shown in a notebook inside a frame, so that its styles stay inside it."
+    def __init__(self, page:str, height:int=700): self.page, self.height = page, height
+    def _repr_html_(self) -> str:
+        style = f"width:100%;height:{self.height}px;border:1px solid #ddd"
+        return f'<iframe srcdoc="{html.escape(self.page)}" style="{style}"></iframe>'
+
 def show_report(*results:str|Path, # results files; the first is the baseline of a comparison
                 gold:Optional[str|Path]=None, # the task file with the gold answers (default: the records' own)
                 height:int=700, # the frame's height in pixels
-               ):
+                model:str="gpt-4o-mini", # the model of records that name none, as `gaia-mas report --model`
+               ) -> ReportFrame:
     "The run report, displayed in the notebook."
-    from IPython.display import HTML
     from gaia_mas.gaia.report import build_report, report_html
     from gaia_mas.gaia.tasks import read_results
     tasks = load_tasks(gold) if gold else None
-    reports = [build_report(read_results(r, repair=False), tasks) for r in results]
-    page = report_html(reports, [Path(r).stem for r in results])
-    style = f"width:100%;height:{height}px;border:1px solid #ddd"
-    return HTML(f'<iframe srcdoc="{html.escape(page)}" style="{style}"></iframe>')
+    reports = [build_report(read_results(r, repair=False), tasks, default_model=model) for r in results]
+    return ReportFrame(report_html(reports, [Path(r).stem for r in results]), height)
 
-# %% ../../nbs/gaia/29_app.ipynb #3baf7b41
+# %% ../../nbs/gaia/29_app.ipynb #98589bc5
 def _steps(log_file:Optional[str|Path], task_id:str, thread_id:Optional[str]) -> list[str]:
     "A run's steps from the log (by its thread; by its task in logs that name no thread): component and duration."
     if not log_file or not Path(log_file).exists(): return []
@@ -441,6 +459,7 @@ def _steps(log_file:Optional[str|Path], task_id:str, thread_id:Optional[str]) ->
     return [f"      {r['component']:<26} {r['duration_s']:.3f} s  {r.get('status', '')}" for r in rows
             if r.get("task_id") == task_id and r.get("thread_id", thread_id) == thread_id]
 
+# %% ../../nbs/gaia/29_app.ipynb #6800aaf0
 def question_trace(results:str|Path, # a results file
                    task_id:str, # the question
                    gold:Optional[str|Path]=None, # the task file with the gold answers

@@ -7,14 +7,17 @@ from __future__ import annotations
 import argparse, contextlib, json, os, sys
 from datetime import datetime
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 from ..core.settings import add_model_options, cache_dir
+from .scoring import GOLD_KEYS
+if TYPE_CHECKING: from gaia_mas.gaia.config import Budget
 
 # %% auto #0
-__all__ = ['GOLD_KEYS', 'REQUIRE_SANDBOX_HELP', 'log_path', 'logs_dir', 'session', 'cmd_ask', 'cmd_run', 'gold_of_results',
-           'cmd_score', 'cmd_course_fetch', 'cmd_course_submit', 'add_gaia_parsers']
+__all__ = ['NO_KEY_HINT', 'REQUIRE_SANDBOX_HELP', 'log_path', 'logs_dir', 'apply_budget', 'session', 'cmd_ask', 'cmd_run',
+           'gold_of_results', 'cmd_score', 'cmd_course_fetch', 'cmd_course_submit', 'add_budget_option',
+           'add_gaia_parsers']
 
-# %% ../../nbs/gaia/28_cli.ipynb #7c8be0a9
+# %% ../../nbs/gaia/28_cli.ipynb #36147bf3
 def log_path(folder:Path, # where the run's logs go
              stem:str, # what the run is, e.g. the results file's name
             ) -> Path:
@@ -25,13 +28,51 @@ def logs_dir(args:argparse.Namespace) -> Path:
     "The run's log folder: logs/ in `--cache-dir`, else in `cache_dir()`."
     return Path(args.cache_dir or cache_dir())/"logs"
 
+# %% ../../nbs/gaia/28_cli.ipynb #a09f2b89
+NO_KEY_HINT = "For a dry run with no key and no network, add --provider scripted."
+
+def _first_model(configs:dict) -> None:
+    "Build the planner's model and check the sandbox, so that a missing key or sandbox stops the command early."
+    from gaia_mas.core.llm import MissingAPIKeyError, llm_factory
+    from gaia_mas.gaia.expert_tools import sandbox_mode
+    try: llm_factory(configs["planner"])
+    except MissingAPIKeyError as e: raise MissingAPIKeyError(f"{e} {NO_KEY_HINT}") from None
+    sandbox_mode()  # one line when model-written code would run unisolated; --require-sandbox refuses here
+
+# %% ../../nbs/gaia/28_cli.ipynb #a63b16c9
+def apply_budget(args:argparse.Namespace) -> Budget:
+    "The question's budget, with its values filled into the options the user left out."
+    from gaia_mas.gaia.config import choose_budget
+    base = args.base_url or os.environ.get("OPENAI_BASE_URL")
+    budget = choose_budget("hosted" if args.provider == "scripted" else getattr(args, "budget", "auto"), base)
+    for opt in ("timeout", "llm_timeout", "max_retries"):
+        if getattr(args, opt, None) is None: setattr(args, opt, getattr(budget, opt))
+    if budget.name == "local" and getattr(args, "budget", "auto") == "auto":
+        print(f"gaia-mas: the model server {base} is on this machine, so each question gets the local budget "
+              f"({budget.timeout:g} s, short replies, no browser); --budget hosted lifts it", file=sys.stderr)
+    return budget
+
+def _provider(args:argparse.Namespace) -> str: return "openai" if args.provider == "scripted" else args.provider
+
+# %% ../../nbs/gaia/28_cli.ipynb #1dedec04
+def _browser(stack:contextlib.ExitStack, budget:Budget) -> None:
+    "Start the browser the budget allows, for the rest of the session."
+    from fastcore.xtras import modified_env
+    from gaia_mas.gaia.browser import auto_browser
+    asked = {"GAIA_MAS_BROWSER", "GAIA_MAS_MCP_URL"} & set(os.environ)
+    if not budget.browser and not asked: stack.enter_context(modified_env(GAIA_MAS_BROWSER="0"))
+    stack.enter_context(auto_browser())
+
+# %% ../../nbs/gaia/28_cli.ipynb #dedbec04
 @contextlib.contextmanager
 def session(args:argparse.Namespace, # parsed options, see `add_model_options`
             log_file:Path, # the run's log file
+            budget:Optional[Budget]=None, # the question's limits; from `apply_budget` if None
            ):
     "The run's logging, checkpointer, browser and graph; yields (app, tracer)."
-    from gaia_mas.gaia.config import load_baseline_prompts, make_agent_configs
+    from gaia_mas.gaia.config import budget_overrides, load_baseline_prompts, make_agent_configs
     from gaia_mas.gaia.runner import build_app, open_checkpointer, run_logging
+    budget = budget or apply_budget(args)
     with contextlib.ExitStack() as stack:
         if getattr(args, "require_sandbox", False):
             from fastcore.xtras import modified_env
@@ -39,18 +80,12 @@ def session(args:argparse.Namespace, # parsed options, see `add_model_options`
         stack.enter_context(run_logging(log_file, args.verbose))
         saver = stack.enter_context(open_checkpointer(args.cache_dir, args.memory))
         extra = {"base_url": args.base_url} if args.base_url else {}
-        provider = "openai" if args.provider == "scripted" else args.provider
-        configs = make_agent_configs(load_baseline_prompts(), provider=provider, model=args.model, **extra)
-        if args.provider != "scripted":
-            from gaia_mas.core.llm import llm_factory
-            from gaia_mas.gaia.browser import auto_browser
-            from gaia_mas.gaia.expert_tools import sandbox_mode
-            llm_factory(configs["planner"])   # a missing key stops here, before a browser starts
-            sandbox_mode()  # one line when model-written code would run unisolated; --require-sandbox refuses here
-            stack.enter_context(auto_browser())
+        configs = make_agent_configs(load_baseline_prompts(), provider=_provider(args), model=args.model,
+                                     retry_limit=budget.retry_limit, overrides=budget_overrides(budget), **extra)
+        if args.provider != "scripted": _first_model(configs); _browser(stack, budget)
         app, tracer = build_app(configs, args.provider, saver, args.trace, args.llm_timeout, args.max_retries,
                                 args.rps, args.latency, args.dry_answer, getattr(args, "dry_wrong", 0.0),
-                                getattr(args, "seed", 0))
+                                getattr(args, "seed", 0), budget.repair_cut)
         try: yield app, tracer
         finally:
             if tracer is not None: tracer.flush()
@@ -60,31 +95,38 @@ def _print_steps(app, record:dict) -> None:
     "The orchestrator's instructions, the reasoning trace and the cost of a finished question."
     state = app.get_state({"configurable": {"thread_id": record["thread_id"]}}).values
     for m in state.get("agent_messages", []):
-        if m["sender"] == "orchestrator": print(f"orchestrator -> {m['receiver']}: {m['content'].splitlines()[0][:120]}")
+        if m["sender"] != "orchestrator": continue
+        print(f"orchestrator -> {m['receiver']}: {m['content'].splitlines()[0][:120]}")
     print(f"\nReasoning trace: {record['reasoning_trace']}")
-    print(f"Cost: {record['llm_calls']} LLM calls, {record['input_tokens']} input and {record['output_tokens']} output tokens, {record['wall_time_s']} s\n")
+    print(f"Cost: {record['llm_calls']} LLM calls, {record['input_tokens']} input and {record['output_tokens']} "
+          f"output tokens, {record['wall_time_s']} s\n")
 
 def cmd_ask(args:argparse.Namespace) -> int:
     "Answer one question and print the answer."
     if not args.question.strip(): raise ValueError('the question is empty: gaia-mas ask "your question" [--file PATH]')
+    budget = apply_budget(args)
     if args.file and not Path(args.file).is_file(): raise FileNotFoundError(f"Attachment not found: {args.file}")
     from gaia_mas.gaia.runner import run_task
     args.memory = True   # one question, nothing to resume
     task = {"task_id": "ask", "question": args.question, "file": str(Path(args.file).resolve()) if args.file else None}
-    with session(args, log_path(logs_dir(args), "ask")) as (app, tracer):
+    with session(args, log_path(logs_dir(args), "ask"), budget) as (app, tracer):
         record, _ = run_task(app, task, timeout=args.timeout, callbacks=[tracer] if tracer else [])
         if args.verbose and record["thread_id"]: _print_steps(app, record)
-    if record["error"]: print(f"gaia-mas: {record['status']}: {record['error']}", file=sys.stderr)
+    if record["status"] == "timeout":
+        print(f"gaia-mas: no answer: {record['error']}; --timeout SECONDS gives the question more time",
+              file=sys.stderr)
+    elif record["error"]: print(f"gaia-mas: no answer: {record['status']}: {record['error']}", file=sys.stderr)
     print(record["model_answer"])
     return 0 if record["status"] == "ok" else 1
 
-# %% ../../nbs/gaia/28_cli.ipynb #0dcdd7ae
+# %% ../../nbs/gaia/28_cli.ipynb #3d7b2405
 def _missing_files(tasks:list[dict]) -> None:
     "Warn about attachments that are not on disk."
     missing = [t for t in tasks if t["file"] and not Path(t["file"]).exists()]
     if missing: print(f"gaia-mas: warning: {len(missing)} attachments are missing, e.g. {missing[0]['file']}",
                       file=sys.stderr)
 
+# %% ../../nbs/gaia/28_cli.ipynb #9b06c519
 def _summary(out:Path, tasks:list[dict], log_file:Path, repeats:int=1) -> str:
     "What the run leaves: answered, failed, accuracy if known (over repeats, see `gaia.report`), results and logs."
     from gaia_mas.gaia.report import build_report, format_report
@@ -99,47 +141,59 @@ def _summary(out:Path, tasks:list[dict], log_file:Path, repeats:int=1) -> str:
     elif any(t["gold"] for t in tasks): lines.append(format_report(build_report(mine, tasks), brief=True))
     return "\n".join(lines + [f"Log: {log_file}"])
 
-# %% ../../nbs/gaia/28_cli.ipynb #d73b0734
+# %% ../../nbs/gaia/28_cli.ipynb #fded1fbe
+def _todo(args:argparse.Namespace, tasks:list[dict], out:Path, stack:contextlib.ExitStack) -> list[dict]:
+    "The (task, repeat) pairs still to answer in `out`, failures dropped first with --retry-failed; says how many."
+    from gaia_mas.gaia.tasks import drop_failed, exclusive, pending_tasks, read_results
+    records = read_results(out)
+    if args.retry_failed and (kept := drop_failed(out, records)) is not records:
+        records = kept; stack.enter_context(exclusive(out))  # the file was replaced: lock the new one too
+    todo, n = pending_tasks(tasks, records, args.repeats), len(tasks) * args.repeats
+    print(f"{n} {'answers' if args.repeats > 1 else 'tasks'}: {n - len(todo)} already answered in {out}, "
+          f"{len(todo)} to run", file=sys.stderr)
+    return todo
+
+# %% ../../nbs/gaia/28_cli.ipynb #1bf08f8f
+def _check_run_options(args:argparse.Namespace) -> None:
+    "Options that cannot work, refused before anything is read or written."
+    for name in ("repeats", "votes", "concurrency", "limit"):
+        if (v := getattr(args, name)) is not None and v < 1: raise ValueError(f"--{name} must be at least 1, not {v}")
+    if args.timeout <= 0: raise ValueError(f"--timeout must be a positive number of seconds, not {args.timeout:g}")
+
+# %% ../../nbs/gaia/28_cli.ipynb #989eaf7d
 def cmd_run(args:argparse.Namespace) -> int:
     "Answer a task file's tasks: concurrently, resumably, one synced line per answer."
-    from gaia_mas.gaia.runner import Progress, run_batch, run_key
-    from gaia_mas.gaia.tasks import ResultWriter, drop_failed, exclusive, load_tasks, no_task_answered, pending_tasks, read_results
-    if args.repeats < 1 or args.votes < 1: raise ValueError("--repeats and --votes must be at least 1")
+    from gaia_mas.gaia.runner import Progress, open_ledger, run_batch, run_key
+    from gaia_mas.gaia.tasks import ResultWriter, exclusive, load_tasks, no_task_answered, read_results
+    budget = apply_budget(args)
+    _check_run_options(args)
     tasks, out = load_tasks(args.tasks, args.level, args.task_id, args.limit), Path(args.out)
     _missing_files(tasks)
     log_file = log_path(logs_dir(args), out.stem)
-    with exclusive(out), contextlib.ExitStack() as relock:
-        records = read_results(out)
-        if args.retry_failed and (kept := drop_failed(out, records)) is not records:
-            records = kept; relock.enter_context(exclusive(out))  # the file was replaced: lock the new one too
-        todo = pending_tasks(tasks, records, args.repeats)
-        n = len(tasks) * args.repeats
-        print(f"{n} {'answers' if args.repeats > 1 else 'tasks'}: {n - len(todo)} already answered in {out}, "
-              f"{len(todo)} to run", file=sys.stderr)
-        with session(args, log_file) as (app, tracer):
-            bar = Progress(len(todo), {t["task_id"]: t["gold"] for t in tasks if t["gold"]},
-                           enabled=not args.no_progress)
-            extra = {"model": "scripted" if args.provider == "scripted" else args.model}
-            try: run_batch(app, todo, ResultWriter(out), args.concurrency, args.timeout, run_key(out),
-                           [tracer] if tracer else [], bar,
-                           votes=args.votes, early_stop=args.votes_early_stop, extra=extra)
-            finally: bar.close()
+    with exclusive(out), contextlib.ExitStack() as stack:
+        todo = _todo(args, tasks, out, stack)
+        ledger = stack.enter_context(open_ledger(args.cache_dir, args.memory))
+        app, tracer = stack.enter_context(session(args, log_file, budget))
+        bar = Progress(len(todo), {t["task_id"]: t["gold"] for t in tasks if t["gold"]}, enabled=not args.no_progress)
+        extra = {"model": "scripted" if args.provider == "scripted" else args.model}
+        try: run_batch(app, todo, ResultWriter(out), args.concurrency, args.timeout, run_key(out),
+                       [tracer] if tracer else [], bar, votes=args.votes, early_stop=args.votes_early_stop,
+                       extra=extra, ledger=ledger)
+        finally: bar.close()
     print(_summary(out, tasks, log_file, args.repeats))
-    if no_task_answered(tasks, read_results(out, repair=False)):
-        print(f"gaia-mas: none of the {len(tasks)} selected tasks could be answered; see the errors in {out} and the log {log_file}", file=sys.stderr)
-        return 1
-    return 0
+    if not no_task_answered(tasks, read_results(out, repair=False)): return 0
+    print(f"gaia-mas: none of the {len(tasks)} selected tasks could be answered; see the errors in {out} "
+          f"and the log {log_file}", file=sys.stderr)
+    return 1
 
-# %% ../../nbs/gaia/28_cli.ipynb #71570396
-GOLD_KEYS = ("gold", "final_answer", "Final answer", "true_answer")
-
+# %% ../../nbs/gaia/28_cli.ipynb #7629a70c
 def gold_of_results(records:list[dict], # result records that may carry their gold answers
                    ) -> list[dict]:
     "The records that carry a gold answer, as tasks for `score_results`."
-    def gold(r): return next((r[k] for k in GOLD_KEYS if r.get(k) is not None), None)
-    return [{"task_id": r["task_id"], "gold": str(gold(r)), "level": r.get("level") or r.get("Level")}
-            for r in records if isinstance(r.get("task_id"), str) and gold(r) is not None]
+    from gaia_mas.gaia.scoring import golds_of
+    return [{"task_id": t, **g} for t, g in golds_of(records).items() if isinstance(t, str) and g["gold"] is not None]
 
+# %% ../../nbs/gaia/28_cli.ipynb #d599454d
 def cmd_score(args:argparse.Namespace) -> int:
     "Print the official score of a results file."
     from gaia_mas.gaia.scoring import format_score, score_results
@@ -147,12 +201,11 @@ def cmd_score(args:argparse.Namespace) -> int:
     if not Path(args.results).is_file(): raise FileNotFoundError(f"results file not found: {args.results}")
     results = read_results(args.results, repair=False)
     golds = load_tasks(args.gold) if args.gold else gold_of_results(results)
+    if args.gold and not any(t["gold"] is not None for t in golds):
+        raise ValueError(f"{args.gold} has no gold answers (GAIA's test split hides them): score the validation split")
     if not golds: raise ValueError(f"{args.results} carries no gold answers (gaia-mas run writes none); "
                                    "pass the task file: --gold metadata.jsonl")
     summary = score_results(results, golds)
-    if any(r.get("repeat") for r in results):
-        print(f"gaia-mas: {args.results} holds repeats; score judges the last record of each task, "
-              f"gaia-mas report the mean over repeats", file=sys.stderr)
     print(json.dumps(summary, indent=2, ensure_ascii=False) if args.json else format_score(summary))
     return 0
 
@@ -174,6 +227,16 @@ def cmd_course_submit(args:argparse.Namespace) -> int:
           f"({reply.get('correct_count')}/{reply.get('total_attempted')} correct)")
     return 0
 
+# %% ../../nbs/gaia/28_cli.ipynb #87f3324e
+def add_budget_option(p:argparse.ArgumentParser) -> None:
+    "`--budget`, and the budget's say over the defaults of --llm-timeout and --max-retries."
+    p.add_argument("--budget", choices=("auto", "local", "hosted"), default="auto",
+                   help="what a question may spend: 'local' fits a small model on this machine's CPU (128 to 256 "
+                        "tokens a reply, 150 s a question, one LLM retry, no repair of a cut reply, no browser), "
+                        "'hosted' a hosted model (up to 2,048 tokens a reply, 1,800 s); 'auto' (default) is local "
+                        "when the model server is on this machine (a --base-url or OPENAI_BASE_URL on localhost)")
+    p.set_defaults(llm_timeout=None, max_retries=None)   # then the budget's: 120 s and 6, or 150 s and 1
+
 # %% ../../nbs/gaia/28_cli.ipynb #ede88148
 REQUIRE_SANDBOX_HELP = ("refuse to start unless the expert's Python can run isolated under bubblewrap (the same as "
                         "GAIA_MAS_SANDBOX=bwrap); without it a run that cannot isolate the code says so in one line")
@@ -181,16 +244,17 @@ REQUIRE_SANDBOX_HELP = ("refuse to start unless the expert's Python can run isol
 def _run_parser(sub) -> None:
     "The `run` command's options."
     p = sub.add_parser("run", help="answer a task file, concurrently and resumably")
-    p.add_argument("tasks",
-            help="metadata.jsonl or metadata.parquet (attachments beside it), a folder holding one, or a JSONL task file")
+    p.add_argument("tasks", help="metadata.jsonl or metadata.parquet (attachments beside it), a folder holding one, "
+                                 "or a JSONL task file")
     p.add_argument("--level", type=int, action="append", help="only this level (repeatable)")
     p.add_argument("--task-id", action="append", help="only this task (repeatable)")
     p.add_argument("--limit", type=int, help="only the first N selected tasks")
     p.add_argument("--concurrency", type=int, default=4, help="questions at a time (default 4)")
     p.add_argument("--out", default="results.jsonl",
                    help="results file, appended to and resumed from (default results.jsonl)")
-    p.add_argument("--timeout", type=float, default=1800,
-                   help="seconds per question before it is recorded as a timeout")
+    p.add_argument("--timeout", type=float,
+                   help="seconds per question before it is recorded as a timeout "
+                        "(default 1800; 150 with --budget local)")
     p.add_argument("--retry-failed", action="store_true",
                    help="run again the tasks whose record is an error or a timeout")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -204,35 +268,38 @@ def _run_parser(sub) -> None:
                    help="dry run: the share of runs that answer wrongly, drawn with --seed")
     p.add_argument("--seed", type=int, default=0, help="dry run: the seed of --dry-wrong")
     p.add_argument("--require-sandbox", action="store_true", help=REQUIRE_SANDBOX_HELP)
-    add_model_options(p); p.set_defaults(func=cmd_run)
+    add_model_options(p); add_budget_option(p); p.set_defaults(func=cmd_run)
 
+# %% ../../nbs/gaia/28_cli.ipynb #8f276a23
 def _course_parser(sub) -> None:
     "The `course fetch` and `course submit` commands."
-    course = sub.add_parser("course", help="the Hugging Face Agents Course scoring API").add_subparsers(dest="action",
-                                                                                                        required=True)
-    f = course.add_parser("fetch", help="download the questions and attachments")
+    course = sub.add_parser("course", help="the Hugging Face Agents Course scoring API")
+    actions = course.add_subparsers(dest="action", required=True)
+    f = actions.add_parser("fetch", help="download the questions and attachments")
     f.add_argument("--out", type=Path, default=Path("course"), help="folder to fill (default ./course)")
-    s = course.add_parser("submit", help="submit a results file's answers")
-    s.add_argument("results"); s.add_argument("--username", required=True); s.add_argument("--agent-code",
-            required=True, help="URL of your agent's code")
+    s = actions.add_parser("submit", help="submit a results file's answers")
+    s.add_argument("results", help="the results file whose answers to submit (JSONL, as gaia-mas run writes it)")
+    s.add_argument("--username", required=True, help="your Hugging Face username, under which the score is listed")
+    s.add_argument("--agent-code", required=True, help="URL of your agent's code")
     s.add_argument("--json", action="store_true", help="print the server's reply as JSON")
     for p in (f, s): p.add_argument("--base-url",
                                     help="the API's base URL (default $GAIA_MAS_COURSE_URL or the course's Space)")
     f.set_defaults(func=cmd_course_fetch); s.set_defaults(func=cmd_course_submit)
 
-# %% ../../nbs/gaia/28_cli.ipynb #29174cf1
+# %% ../../nbs/gaia/28_cli.ipynb #413d43e9
 def add_gaia_parsers(sub) -> None:
     "Add `ask`, `run`, `score`, `report` and `course` to the `gaia-mas` subcommands `sub`."
     from gaia_mas.gaia.report import add_report_parser
     a = sub.add_parser("ask", help="answer one question")
-    a.add_argument("question"); a.add_argument("--file", help="the question's attachment")
-    a.add_argument("--timeout", type=float, default=1800,
-                   help="seconds for the question before it ends as a timeout (as in run)")
+    a.add_argument("question", help='the question, quoted: gaia-mas ask "What is the capital of France?"')
+    a.add_argument("--file", help="the question's attachment")
+    a.add_argument("--timeout", type=float,
+                   help="seconds for the question before it ends as a timeout (default 1800; 150 with --budget local)")
     a.add_argument("--require-sandbox", action="store_true", help=REQUIRE_SANDBOX_HELP)
-    add_model_options(a); a.set_defaults(func=cmd_ask)
+    add_model_options(a); add_budget_option(a); a.set_defaults(func=cmd_ask)
     _run_parser(sub)
     s = sub.add_parser("score", help="score a results file with the official GAIA scorer")
-    s.add_argument("results")
+    s.add_argument("results", help="the results file to score (JSONL, as gaia-mas run writes it)")
     s.add_argument("--gold",
                    help="task file with the gold answers (default: the results file, when its records carry them)")
     s.add_argument("--json", action="store_true", help="print the summary as JSON")

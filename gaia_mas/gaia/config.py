@@ -5,6 +5,7 @@
 # %% ../../nbs/gaia/12_config.ipynb #de20f485
 from __future__ import annotations
 import json, logging, os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
 from ..core.schema import AgentConfig
@@ -19,8 +20,8 @@ from ..core import utils
 from ..core.utils import load_prompt_from_file
 
 # %% auto #0
-__all__ = ['log', 'PROMPT_FILES', 'DEFAULT_MAX_TOKENS', 'load_baseline_prompts', 'make_agent_configs', 'read_jsonl_file',
-           'write_jsonl_file']
+__all__ = ['log', 'PROMPT_FILES', 'DEFAULT_MAX_TOKENS', 'BUDGETS', 'load_baseline_prompts', 'make_agent_configs', 'Budget',
+           'choose_budget', 'budget_overrides', 'read_jsonl_file', 'write_jsonl_file']
 
 # %% ../../nbs/gaia/12_config.ipynb #02c688ba
 log = logging.getLogger(__name__)
@@ -36,7 +37,7 @@ PROMPT_FILES = {
     "finalizer": "finalizer_system_prompt.txt",
 }
 
-def load_baseline_prompts(prompts_dir:Optional[str|Path]=None, # a folder of prompt files; the packaged baseline set if None
+def load_baseline_prompts(prompts_dir:Optional[str|Path]=None, # a folder of prompt files; None for the packaged set
                          ) -> dict[str, str]:
     "The seven agent prompts, keyed by agent name."
     folder = Path(prompts_dir) if prompts_dir else _default_prompts()
@@ -70,6 +71,38 @@ def make_agent_configs(prompts:dict, # the seven prompts, as `load_baseline_prom
     for name, fields in (overrides or {}).items(): configs[name] = configs[name].with_(**fields)
     log.info("Created %d agent configurations", len(configs))
     return configs
+
+# %% ../../nbs/gaia/12_config.ipynb #370e4272
+@dataclass(frozen=True)
+class Budget:
+    "The limits of a question: tokens per reply by agent, seconds, retries, repairs and browsing."
+    name: str
+    max_tokens: dict
+    timeout: float # seconds per question
+    llm_timeout: float # seconds per LLM call
+    max_retries: int # retries of one LLM call
+    retry_limit: int # restarts of the planner, researcher and expert after a critic rejects
+    repair_cut: bool # a reply cut at max_tokens gets one repair call
+    browser: bool # research may start a browser
+
+BUDGETS = {
+    "hosted": Budget("hosted", DEFAULT_MAX_TOKENS, 1800, 120, 6, 5, True, True),
+    "local": Budget("local", {"planner": 256, "researcher": 192, "expert": 192, "critic": 128, "finalizer": 160},
+                    150, 150, 1, 1, False, False)}
+
+# %% ../../nbs/gaia/12_config.ipynb #82b2adfb
+def choose_budget(name:str="auto", # "auto", "local" or "hosted"
+                  base_url:Optional[str]=None, # the model server; None for the provider's own
+                 ) -> Budget:
+    "The budget `name` stands for; `auto` is local for a model server on this machine, hosted otherwise."
+    from gaia_mas.core.llm import is_local_server   # here: the task readers import this module and stay light
+    if name == "auto": name = "local" if is_local_server(base_url) else "hosted"
+    if name not in BUDGETS: raise ValueError(f"unknown budget {name!r}: choose auto, {', '.join(BUDGETS)}")
+    return BUDGETS[name]
+
+def budget_overrides(budget:Budget) -> dict[str, dict]:
+    "The per-agent fields of `make_agent_configs` that a budget sets: each agent's max_tokens."
+    return {a: {"max_tokens": n} for a, n in budget.max_tokens.items()}
 
 # %% ../../nbs/gaia/12_config.ipynb #3ec1128e
 def read_jsonl_file(file_path:str|Path, # the JSONL file

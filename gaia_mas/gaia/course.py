@@ -28,7 +28,7 @@ def course_url(base_url:Optional[str]=None, # the API's base URL; None for $GAIA
     return (base_url or os.environ.get("GAIA_MAS_COURSE_URL") or COURSE_URL).rstrip("/")
 
 def _open(url:str, data:Any=None, timeout:float=60):
-    "The response to a GET, or to a POST of `data` as JSON; a failure says what the server answered, or why there was none."
+    "The response to a GET, or to a POST of `data` as JSON; a failure says what the server answered, or why none came."
     body = None if data is None else json.dumps(data).encode()
     req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"} if body else {})
     try: return urllib.request.urlopen(req, timeout=timeout)
@@ -73,6 +73,7 @@ def _score_submission(body:Any, gold:dict, submissions:list) -> tuple[int, dict]
     return 200, {"username": body["username"], "score": round(100 * n / max(1, len(gold)), 1), "correct_count": n,
                  "total_attempted": len(body["answers"]), "message": "Submission Successful."}
 
+# %% ../../nbs/gaia/27_course.ipynb #1161ea0b
 @contextlib.contextmanager
 def fake_course_server(questions:list[dict], # what /questions returns
                        files:Optional[dict[str, bytes]]=None, # attachments by task id
@@ -98,6 +99,7 @@ def fetch_questions(base_url:Optional[str]=None, # the API's base URL
             log.warning("Question %d of the server's list is not an object (%s); skipped", n, str(q)[:60])
     return [q for q in data if isinstance(q, dict)]
 
+# %% ../../nbs/gaia/27_course.ipynb #fde86985
 def download_file(task_id:str, # the question's task id
                   dest:str|Path, # where to save the attachment
                   base_url:Optional[str]=None, # the API's base URL
@@ -131,6 +133,7 @@ def safe_file_name(name:Any, # a file name as the server sent it
         raise ValueError(f"file name {name!r} would overwrite the task file")
     return base
 
+# %% ../../nbs/gaia/27_course.ipynb #ba7f9f5e
 def _with_attachment(q:dict, out_dir:Path, base_url:Optional[str], used:dict) -> dict:
     "The question, its attachment downloaded under a safe name, `file_name` rewritten to it (emptied when refused)."
     if not q.get("file_name"): return q
@@ -151,13 +154,13 @@ def fetch_course(out_dir:str|Path, # the folder to fill
                  base_url:Optional[str]=None, # the API's base URL
                 ) -> Path:
     "Download the questions and their attachments into `out_dir`; returns its metadata.jsonl."
-    out_dir, used = Path(out_dir), {}
+    out_dir, used, fetched = Path(out_dir), {}, fetch_questions(base_url)   # nothing is made on disk if this fails
     out_dir.mkdir(parents=True, exist_ok=True)
-    questions = [_with_attachment(q, out_dir, base_url, used) for q in fetch_questions(base_url)]
+    questions = [_with_attachment(q, out_dir, base_url, used) for q in fetched]
     write_jsonl_file(questions, out_dir/"metadata.jsonl")
     return out_dir/"metadata.jsonl"
 
-# %% ../../nbs/gaia/27_course.ipynb #9757efad
+# %% ../../nbs/gaia/27_course.ipynb #12b7ad4e
 def submission(records:list[dict], # result records, from `read_results`
                username:str, # the Hugging Face username
                agent_code:str, # the URL of the agent's code, e.g. its Space's tree
@@ -167,6 +170,7 @@ def submission(records:list[dict], # result records, from `read_results`
     return {"username": username, "agent_code": agent_code,
             "answers": [{"task_id": t, "submitted_answer": r.get("model_answer") or ""} for t, r in latest.items()]}
 
+# %% ../../nbs/gaia/27_course.ipynb #532fbcaa
 def submit_answers(records:list[dict], # result records
                    username:str, # the Hugging Face username
                    agent_code:str, # the URL of the agent's code

@@ -9,14 +9,13 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 from ..core.page import (COLORS, Bar, Cell, Point, Raw, cards, cut, esc, page, pct, range_bars, scatter,
                                 section, table)
-from .scoring import question_scorer
-from .votes import vote_key
+from .scoring import FAILURES, GOLD_KEYS, failure_of, golds_of, question_scorer, runs_by_task
+from .votes import vote_figures, vote_key
 
 # %% auto #0
-__all__ = ['PRICES', 'GOLD_KEYS', 'FAILURES', 'price_of', 'load_prices', 'runs_by_task', 'golds_of', 'failure_of', 'run_row',
-           'paths_from_logs', 'agreement', 'question_row', 'percentile', 'build_report', 'run_agreement',
-           'format_report', 'compare', 'format_compare', 'level_bars', 'cost_accuracy_chart', 'question_table',
-           'compare_table', 'report_html', 'cmd_report', 'add_report_parser']
+__all__ = ['PRICES', 'price_of', 'load_prices', 'run_row', 'paths_from_logs', 'agreement', 'question_row', 'run_agreement',
+           'percentile', 'build_report', 'score_view', 'format_report', 'compare', 'format_compare', 'level_bars',
+           'cost_accuracy_chart', 'question_table', 'compare_table', 'report_html', 'cmd_report', 'add_report_parser']
 
 # %% ../../nbs/gaia/25a_report.ipynb #ca4dda7f
 PRICES = {  # USD per million tokens: (input, output)
@@ -25,7 +24,7 @@ PRICES = {  # USD per million tokens: (input, output)
     "gpt-5": (1.25, 10.00), "gpt-5-mini": (0.25, 2.00), "gpt-5-nano": (0.05, 0.40),
     "claude-opus-4": (15.00, 75.00), "claude-sonnet-4": (3.00, 15.00), "claude-3-5-sonnet": (3.00, 15.00),
     "claude-3-5-haiku": (0.80, 4.00), "gemini-2.5-pro": (1.25, 10.00), "gemini-2.5-flash": (0.30, 2.50),
-    "scripted": (0.0, 0.0)}
+    "gemma-3-270m": (0.0, 0.0), "scripted": (0.0, 0.0)}  # local models cost nothing per token
 
 def price_of(model:Optional[str], # a model name as the records hold it
              prices:dict=PRICES, # the price table
@@ -49,43 +48,6 @@ def load_prices(path:Optional[str|Path]=None, # a JSON file: {model: {"input": u
     if bad: raise ValueError(f'{path}: each entry must be "model": {{"input": USD, "output": USD}} '
                              f'per million tokens; not {bad[0]!r}')
     return prices | {k.lower(): (float(v["input"]), float(v["output"])) for k, v in data.items()}
-
-# %% ../../nbs/gaia/25a_report.ipynb #4e15ddc2
-GOLD_KEYS = ("gold", "final_answer", "Final answer", "true_answer")
-
-def runs_by_task(records:Iterable[dict], # result records
-                ) -> dict[str, dict[int, dict]]:
-    "The last record of each (task, repeat), by task then repeat, in the order tasks first appear."
-    out: dict = {}
-    for r in records:
-        if isinstance(r, dict) and isinstance(r.get("task_id"), str):
-            out.setdefault(r["task_id"], {})[int(r.get("repeat") or 0)] = r
-    return out
-
-def golds_of(records:Iterable[dict], # result records that may carry gold answers
-             tasks:Optional[list[dict]]=None, # tasks from `load_tasks`; they win over the records
-            ) -> dict[str, dict]:
-    "Each task's gold answer, level and question, from the tasks or else from the records."
-    out = {}
-    for r in records:
-        g = next((r[k] for k in GOLD_KEYS if r.get(k) is not None), None)
-        out[r.get("task_id")] = {"gold": None if g is None else str(g), "level": r.get("level") or r.get("Level"),
-                                 "question": r.get("question") or r.get("Question") or ""}
-    for t in tasks or []:
-        out[t["task_id"]] = {"gold": t.get("gold"), "level": t.get("level"), "question": t.get("question", "")}
-    return out
-
-# %% ../../nbs/gaia/25a_report.ipynb #1d01af57
-FAILURES = ("timeout", "error", "no_answer", "wrong_answer")
-
-def failure_of(record:Optional[dict], # the run's record; None if the file has none
-               gold:Optional[str], # the gold answer; None if unknown
-              ) -> Optional[str]:
-    "The run's failure category, or None if it is right (or has an answer and no gold to judge it by)."
-    if record is None: return "no_answer"
-    if (status := record.get("status", "ok")) in ("timeout", "error"): return status
-    if status != "ok" or not str(record.get("model_answer") or "").strip(): return "no_answer"
-    return None if gold is None or question_scorer(record["model_answer"], gold) else "wrong_answer"
 
 # %% ../../nbs/gaia/25a_report.ipynb #b8102138
 def _path(record:dict, logs:Optional[dict]=None) -> dict:
@@ -141,6 +103,7 @@ def agreement(answers:list[Any], # each repeat's answer
     counts = [keys.count(k) for k in set(keys) if k is not None]
     return max(counts, default=0) / len(answers) if answers else 0.0
 
+# %% ../../nbs/gaia/25a_report.ipynb #a3f4b577
 def question_row(task_id:str, # the task
                  runs:dict[int, dict], # its records by repeat
                  gold:dict, # from `golds_of`: gold, level, question
@@ -154,6 +117,13 @@ def question_row(task_id:str, # the task
             "runs": rows, "correct": sum(bool(x["correct"]) for x in rows),
             "agreement": agreement([x["answer"] for x in rows])}
 
+# %% ../../nbs/gaia/25a_report.ipynb #938f0584
+def run_agreement(report:dict, # from `build_report` (its `questions` and `repeats`)
+                 ) -> Optional[float]:
+    "The mean agreement of the questions' repeats; None with a single repeat."
+    qs = report["questions"]
+    return sum(q["agreement"] for q in qs) / len(qs) if qs and report["repeats"] > 1 else None
+
 # %% ../../nbs/gaia/25a_report.ipynb #f4b7976f
 def percentile(xs:list[float], # values
                q:float, # 0 to 1
@@ -164,6 +134,7 @@ def percentile(xs:list[float], # values
     pos = (len(xs) - 1) * q; lo, hi = math.floor(pos), math.ceil(pos)
     return round(xs[lo] + (xs[hi] - xs[lo]) * (pos - lo), 3)
 
+# %% ../../nbs/gaia/25a_report.ipynb #544f20f0
 def _accuracy(questions:list[dict], k:int) -> dict:
     "Mean, min and max over repeats of the accuracy of `questions` (those with a gold answer), and n."
     scored = [q for q in questions if q["gold"] is not None]
@@ -181,6 +152,16 @@ def _cost(rows:list[dict], prices:dict, default_model:Optional[str]) -> Optional
         total += (r["input_tokens"] * p[0] + r["output_tokens"] * p[1]) / 1e6
     return round(total, 6)
 
+# %% ../../nbs/gaia/25a_report.ipynb #ff4c36f5
+def _usage(rows:list[dict], prices:dict, default_model:Optional[str]) -> dict:
+    "The runs' tokens, cost, times and failures."
+    n_in, n_out = sum(r["input_tokens"] for r in rows), sum(r["output_tokens"] for r in rows)
+    return {"tokens": {"input": n_in, "output": n_out, "total": n_in + n_out},
+            "cost_usd": _cost(rows, prices, default_model),
+            "time": {"p50": percentile([r["time_s"] for r in rows], 0.5),
+                     "p95": percentile([r["time_s"] for r in rows], 0.95)},
+            "failures": {f: sum(r["failure"] == f for r in rows) for f in FAILURES}}
+
 def build_report(records:list[dict], # result records, from `read_results`
                  tasks:Optional[list[dict]]=None, # tasks with gold answers; None to use the records' own
                  prices:Optional[dict]=None, # from `load_prices`
@@ -196,27 +177,35 @@ def build_report(records:list[dict], # result records, from `read_results`
         qs.sort(key=lambda q: order.get(q["task_id"], len(order)))
     rows, scored = [r for q in qs for r in q["runs"]], [q for q in qs if q["gold"] is not None]
     levels = sorted({str(q["level"]) for q in scored}, key=lambda l: (l == "None", l))
-    n_in, n_out = sum(r["input_tokens"] for r in rows), sum(r["output_tokens"] for r in rows)
+    last = [r for runs in by_task.values() for r in runs.values()]
     return {"accuracy": _accuracy(qs, k)["accuracy"],
             "by_level": {l: _accuracy([q for q in scored if str(q["level"]) == l], k) for l in levels}, "repeats": k,
             "pass_at_k": sum(q["correct"] > 0 for q in scored) / len(scored) if scored else None,
             "pass_all_k": sum(q["correct"] == k for q in scored) / len(scored) if scored else None,
-            "tokens": {"input": n_in, "output": n_out, "total": n_in + n_out},
-            "cost_usd": _cost(rows, prices or PRICES, default_model),
-            "time": {"p50": percentile([r["time_s"] for r in rows], 0.5),
-                     "p95": percentile([r["time_s"] for r in rows], 0.95)},
-            "failures": {f: sum(r["failure"] == f for r in rows) for f in FAILURES}, "questions": qs}
+            **_usage(rows, prices or PRICES, default_model), "questions": qs,
+            "overall": _accuracy(qs, k), "llm_calls": sum(r["llm_calls"] for r in rows),
+            "agreement": run_agreement({"questions": qs, "repeats": k}),
+            "votes": vote_figures(last, {t: g["gold"] for t, g in golds.items()})}
+
+# %% ../../nbs/gaia/25a_report.ipynb #101c03cf
+def _counts(a:dict, k:int) -> dict:
+    "Right and judged runs, and the accuracy, from a `by_level`-shaped entry over `k` repeats."
+    total = a["n"] * k
+    return {"correct": round((a["accuracy"] or 0) * total), "total": total, "accuracy": a["accuracy"] or 0.0}
+
+def score_view(report:dict, # from `build_report`
+              ) -> dict:
+    "The report as `gaia-mas score` shows it: right runs over judged runs, per level, and the wrong runs."
+    k, scored = report["repeats"], [q for q in report["questions"] if q["gold"] is not None]
+    wrong = [{"task_id": q["task_id"], "repeat": x["repeat"], "level": q["level"], "model_answer": x["answer"],
+              "gold": q["gold"], "correct": False} for q in scored for x in q["runs"] if not x["correct"]]
+    return {**_counts(report["overall"], k), "levels": {l: _counts(a, k) for l, a in report["by_level"].items()},
+            "wrong": wrong, "unscored": len(report["questions"]) - len(scored), "repeats": k}
 
 # %% ../../nbs/gaia/25a_report.ipynb #0dec8584
 def _usd(x:Optional[float]) -> str:
     return "n/a (a model has no price: pass --prices FILE)" if x is None else f"${x:.4f}"
 def _secs(x:Optional[float]) -> str: return "n/a" if x is None else f"{x:.1f} s"
-
-def run_agreement(report:dict, # from `build_report`
-                 ) -> Optional[float]:
-    "The mean agreement of the questions' repeats; None with a single repeat."
-    qs = report["questions"]
-    return sum(q["agreement"] for q in qs) / len(qs) if qs and report["repeats"] > 1 else None
 
 # %% ../../nbs/gaia/25a_report.ipynb #9324e400
 def _question_lines(report:dict) -> list[str]:
@@ -231,21 +220,35 @@ def _question_lines(report:dict) -> list[str]:
                      + " ".join(f"{m:<16}" for m in marks) + f" {q['correct']}/{k}    {q['agreement']:.0%}")
     return lines
 
+# %% ../../nbs/gaia/25a_report.ipynb #f43fda71
+def _level_line(l:str, x:dict, k:int) -> str:
+    "One level's accuracy, with the worst and best repeat when there are several."
+    spread = f"  [{pct(x['min'])} – {pct(x['max'])}]" if k > 1 else ""
+    return f"  Level {l}: {pct(x['accuracy'])}{spread}  n={x['n']}"
+
+def _vote_line(v:Optional[dict]) -> list[str]:
+    "How the votes went, in words; nothing for a file without votes."
+    if not v: return []
+    line = (f"Votes: each answer is the plurality vote of up to {v['n']} runs ({v['runs_made']} of {v['runs_asked']} "
+            f"runs made, {v['stopped_early']} votes stopped early); the winner had {pct(v['winner_share'])} of the runs"
+            f" on average, unanimous in {v['unanimous']} of {v['questions']}")
+    if v["scored"]: line += (f"; a run had the gold answer in {v['some_run_right']} of {v['scored']} questions, "
+                             f"the vote picked it in {v['vote_right']}")
+    return [line]
+
+# %% ../../nbs/gaia/25a_report.ipynb #a799874a
 def format_report(report:dict, # from `build_report`
                   brief:bool=False, # leave out the questions
                  ) -> str:
     "The report as text."
-    k, t, f = report["repeats"], report["tokens"], report["failures"]
-    a = _accuracy(report["questions"], k)
+    k, t, f, a = report["repeats"], report["tokens"], report["failures"], report["overall"]
     spread = f" (mean of {k} repeats, min {pct(a['min'])}, max {pct(a['max'])})" if k > 1 else ""
     lines = [f"Accuracy: {pct(a['accuracy'])}{spread} over {a['n']} questions with a gold answer"]
-    lines += [f"  Level {l}: {pct(x['accuracy'])}  [{pct(x['min'])} – {pct(x['max'])}]  n={x['n']}"
-              for l, x in report["by_level"].items()]
+    lines += [_level_line(l, x, k) for l, x in report["by_level"].items()] + _vote_line(report["votes"])
     if k > 1: lines.append(f"pass@{k}: {pct(report['pass_at_k'])}   pass^{k}: {pct(report['pass_all_k'])}   "
-                           f"agreement across repeats: {pct(run_agreement(report))}")
-    calls = sum(r["llm_calls"] for q in report["questions"] for r in q["runs"])
-    lines += [f"LLM calls: {calls:,}   Tokens: {t['input']:,} in + {t['output']:,} out = {t['total']:,}   "
-              f"Cost: {_usd(report['cost_usd'])}",
+                           f"agreement across repeats: {pct(report['agreement'])}")
+    lines += [f"LLM calls: {report['llm_calls']:,}   Tokens: {t['input']:,} in + {t['output']:,} out = "
+              f"{t['total']:,}   Cost: {_usd(report['cost_usd'])}",
               f"Time per run: p50 {_secs(report['time']['p50'])}, p95 {_secs(report['time']['p95'])}",
               "Failures: " + ", ".join(f"{n.replace('_', ' ')} {c}" for n, c in f.items())]
     return "\n".join(lines + ([] if brief else ["Questions:"] + _question_lines(report)))
@@ -302,6 +305,9 @@ def _cards(report:dict) -> str:
               (_usd_card(report["cost_usd"]), "cost (USD)"),
               (f"{_secs(report['time']['p50'])} / {_secs(report['time']['p95'])}", "time per run p50 / p95"),
               (" · ".join(str(c) for c in f.values()), " · ".join(n.replace("_", " ") for n in f))]
+    if v := report.get("votes"):
+        items.append((pct(v["winner_share"]),
+                      f"the winner's share of the runs: answers are plurality votes of {v['n']} runs"))
     return cards(items)
 
 # %% ../../nbs/gaia/25a_report.ipynb #397eb0f6
@@ -352,10 +358,12 @@ def question_table(report:dict, # from `build_report`
                   ) -> str:
     "The per-question table: gold, each repeat's answer and details, right count, agreement."
     k = report["repeats"]
-    head = ["task", "level", Cell("question", "wide"), "gold", *(f"repeat {r}" for r in range(k)), "right", "agree"]
-    rows = [[cut(q["task_id"], 12), q["level"], Cell(cut(q["question"], 300), "wide", q["question"]), q["gold"],
-             *(_run_cell(x) for x in q["runs"]), Cell(f"{q['correct']}/{k}", "num"), f"{q['agreement']:.0%}"]
-            for q in report["questions"]]
+    num = lambda x: Cell(x, "num")
+    head = [*map(num, ("task", "level")), Cell("question", "wide"), Cell("gold", "short"),
+            *(f"repeat {r}" for r in range(k)), *map(num, ("right", "agree"))]
+    rows = [[num(cut(q["task_id"], 12)), num(q["level"]), Cell(cut(q["question"], 300), "wide", q["question"]),
+             Cell(q["gold"], "short"), *(_run_cell(x) for x in q["runs"]), num(f"{q['correct']}/{k}"),
+             num(f"{q['agreement']:.0%}")] for q in report["questions"]]
     return table(head, rows)
 
 # %% ../../nbs/gaia/25a_report.ipynb #e2bd4b53
@@ -395,12 +403,13 @@ def report_html(reports:list[dict], # from `build_report`
     for n, r in zip(names, reports): body += [section(f"Questions: {n}"), question_table(r)]
     return page(title, body, _CSS)
 
-# %% ../../nbs/gaia/25a_report.ipynb #995121ea
+# %% ../../nbs/gaia/25a_report.ipynb #fbaf33af
 def _names(paths:list[str]) -> list[str]:
     "A short name for each results file: its stem, or its path when stems repeat."
     stems = [Path(p).stem for p in paths]
     return stems if len(set(stems)) == len(stems) else [str(p) for p in paths]
 
+# %% ../../nbs/gaia/25a_report.ipynb #71967cca
 def cmd_report(args:argparse.Namespace) -> int:
     "Print (and write as HTML) the report of one or more results files."
     from gaia_mas.gaia.tasks import load_tasks, read_results

@@ -28,7 +28,8 @@ from ..core.llm import make_rate_limiter
 __all__ = ['log', 'step_log', 'GRACE_S', 'real_llms', 'scripted_llm', 'build_app', 'CostTracker', 'JsonFormatter', 'run_logging',
            'component_of', 'StepLogger', 'PathTracker', 'QuestionTimeout', 'Deadline', 'VoteStopped', 'Stop',
            'call_within', 'open_checkpointer', 'run_key', 'thread_id_for', 'resume_mode', 'run_graph', 'forget',
-           'now_iso', 'run_task', 'run_votes', 'run_batch', 'Progress']
+           'Ledger', 'open_ledger', 'add_spent', 'LedgerWriter', 'now_iso', 'run_task', 'run_votes', 'run_batch',
+           'Progress']
 
 # %% ../../nbs/gaia/26_runner.ipynb #2e3b5473
 log = logging.getLogger(__name__)
@@ -39,12 +40,14 @@ def real_llms(configs:dict[str, AgentConfig], # the agents' configurations
               llm_timeout:float=120, # seconds per LLM call
               max_retries:int=6, # retries with exponential backoff on 429, 5xx and timeouts
               rate_limiter:Any=None, # from `make_rate_limiter`
+              repair_cut:bool=True, # repair a reply cut at max_tokens (OpenAI-compatible servers only)
              ) -> dict[str, Any]:
     "Each agent's model, built from its configuration; a missing API key raises `MissingAPIKeyError` here."
     kw = dict(timeout=llm_timeout, max_retries=max_retries, rate_limiter=rate_limiter)
-    return {a: llm_factory(configs[a], None, **kw) for a in AGENTS}
+    cut = lambda a: {} if repair_cut or configs[a].provider != "openai" else {"repair_cut": False}
+    return {a: llm_factory(configs[a], None, **kw, **cut(a)) for a in AGENTS}
 
-# %% ../../nbs/gaia/26_runner.ipynb #3842d884
+# %% ../../nbs/gaia/26_runner.ipynb #3247d535
 def scripted_llm(answer:str="42", # what every run answers
                  latency:float=0.0, # seconds each call takes
                  rate_limiter:Any=None, # from `make_rate_limiter`
@@ -55,6 +58,7 @@ def scripted_llm(answer:str="42", # what every run answers
     responder = noisy_responder(answer, wrong, seed, 1) if wrong else happy_path_responder(answer, 1)
     return ScriptedChatModel(responder=responder, latency=latency, rate_limiter=rate_limiter)
 
+# %% ../../nbs/gaia/26_runner.ipynb #8d4d77a5
 def build_app(configs:dict[str, AgentConfig], # the agents' configurations
               provider:str="openai", # "scripted" for a dry run; otherwise the configurations' provider is used
               checkpointer:Any=None, # from `open_checkpointer`
@@ -66,6 +70,7 @@ def build_app(configs:dict[str, AgentConfig], # the agents' configurations
               dry_answer:str="42", # dry run: the answer
               dry_wrong:float=0.0, # dry run: the share of runs that answer wrongly
               seed:int=0, # dry run: the seed of the wrong answers
+              repair_cut:bool=True, # repair a reply cut at max_tokens, see `real_llms`
              ) -> tuple[Any, Any]:
     "The compiled graph and its tracer (None unless `tracing`)."
     limiter = make_rate_limiter(rps)
@@ -73,7 +78,7 @@ def build_app(configs:dict[str, AgentConfig], # the agents' configurations
         llm = scripted_llm(dry_answer, latency, limiter, dry_wrong, seed)
         return create_multi_agent_graph(configs, research_tools=[], llms=llm,
                                         checkpointer=checkpointer, tracing=tracing)
-    return create_multi_agent_graph(configs, llms=real_llms(configs, llm_timeout, max_retries, limiter),
+    return create_multi_agent_graph(configs, llms=real_llms(configs, llm_timeout, max_retries, limiter, repair_cut),
                                     checkpointer=checkpointer, tracing=tracing)
 
 # %% ../../nbs/gaia/26_runner.ipynb #20135ebf
@@ -102,7 +107,7 @@ class CostTracker(BaseCallbackHandler):
         "The counts so far."
         return {"llm_calls": self.llm_calls, "input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
 
-# %% ../../nbs/gaia/26_runner.ipynb #c4418b43
+# %% ../../nbs/gaia/26_runner.ipynb #a9957fbd
 _RECORD_FIELDS = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 
 class JsonFormatter(logging.Formatter):
@@ -114,6 +119,7 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info: d["exc"] = self.formatException(record.exc_info)
         return json.dumps(d, ensure_ascii=False, default=str)
 
+# %% ../../nbs/gaia/26_runner.ipynb #0c24a1ac
 def _handlers(log_file:Path, verbose:bool) -> list[logging.Handler]:
     "A JSON file handler, and if `verbose` a console handler for gaia_mas's own records."
     fh = logging.FileHandler(log_file, encoding="utf-8"); fh.setFormatter(JsonFormatter())
@@ -137,12 +143,13 @@ def run_logging(log_file:str|Path, # the run's log file, written as JSON lines
         for h in handlers: root.removeHandler(h); h.close()
         root.setLevel(level)
 
-# %% ../../nbs/gaia/26_runner.ipynb #33a83a46
+# %% ../../nbs/gaia/26_runner.ipynb #e0125ae7
 def component_of(metadata:dict) -> str:
     "The node a run belongs to, with its enclosing subgraph nodes: e.g. 'researcher/tools'."
     ns = metadata.get("langgraph_checkpoint_ns") or ""
     return "/".join(p.split(":")[0] for p in ns.split("|") if p) or str(metadata.get("langgraph_node"))
 
+# %% ../../nbs/gaia/26_runner.ipynb #66f56c9c
 class StepLogger(BaseCallbackHandler):
     "Logs one structured line per graph step: task, component, step, duration and outcome."
     def __init__(self, task_id:str, thread_id:Optional[str]=None):
@@ -249,10 +256,10 @@ def call_within(f:Callable[[], Any], # what to run
     if not done.wait(seconds):
         if threads: _let_go(threads.seen)
         late = f" {seconds - budget:.3g} s later" if budget is not None else ""
-        raise QuestionTimeout(f"no answer within {budget if budget is not None else seconds:.3g} s; a call in flight ignored the deadline and was left behind{late}")
+        raise QuestionTimeout(f"no answer within {budget if budget is not None else seconds:.3g} s; a call in flight "
+                              f"ignored the deadline and was left behind{late}")
     if "error" in box: raise box["error"]
     return box["value"]
-
 
 # %% ../../nbs/gaia/26_runner.ipynb #7c8bac4d
 @contextlib.contextmanager
@@ -267,7 +274,7 @@ def open_checkpointer(folder:Optional[str|Path]=None, # folder of checkpoints.sq
     try: yield SqliteSaver(conn)
     finally: conn.close()
 
-# %% ../../nbs/gaia/26_runner.ipynb #2984adc6
+# %% ../../nbs/gaia/26_runner.ipynb #72ba921d
 def run_key(out:str|Path, # the results file
            ) -> str:
     "A short key for a results file."
@@ -282,6 +289,7 @@ def thread_id_for(task_id:str, # the task
     tid = str(task_id) + (f"#r{repeat}" if repeat else "") + (f"#v{vote}" if vote is not None else "")
     return f"{tid}@{key}" if key else tid
 
+# %% ../../nbs/gaia/26_runner.ipynb #d9b4e1e3
 def resume_mode(app, # a compiled graph
                 thread_id:str, # the task's thread
                ) -> str:
@@ -297,7 +305,7 @@ def run_graph(app, # a compiled graph
               task:dict, # the task, from `load_tasks`
               config:dict, # run config with the thread id and callbacks
               mode:str="new", # from `resume_mode`
-              durability:str="async", # when steps are saved: "async" (while the next runs), "sync" (before it) or "exit"
+              durability:str="async", # when steps are saved: "async" (as the next runs), "sync" (before) or "exit"
              ) -> dict:
     "The task's final state: read back, continued from the last completed step, or from a fresh run."
     if mode == "finished": return app.get_state({"configurable": config["configurable"]}).values
@@ -306,11 +314,78 @@ def run_graph(app, # a compiled graph
 
 def forget(app, # a compiled graph
            thread_id:str, # a finished task's thread
+           ledger:Optional[Ledger]=None, # its ledger, whose entry goes too
           ) -> None:
-    "Delete a thread's checkpoints, once its answer is safely written."
+    "Delete a thread's checkpoints (and its ledger entry), once its answer is safely written."
     if app.checkpointer is not None: app.checkpointer.delete_thread(thread_id)
+    if ledger is not None: ledger.drop(thread_id)
 
-# %% ../../nbs/gaia/26_runner.ipynb #3a308feb
+# %% ../../nbs/gaia/26_runner.ipynb #41aff339
+class Ledger:
+    "What each checkpoint thread's attempts have spent: calls, tokens, seconds and path, by thread id."
+    def __init__(self, path:Optional[str|Path]=None): # a SQLite file; None keeps the ledger in memory
+        self.conn = sqlite3.connect(str(path or ":memory:"), check_same_thread=False, timeout=30)
+        self.conn.execute("PRAGMA journal_mode=WAL"); self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.lock = threading.Lock()
+        with self.lock, self.conn:
+            self.conn.execute("CREATE TABLE IF NOT EXISTS spent (thread_id TEXT PRIMARY KEY, spent TEXT NOT NULL)")
+
+    def get(self, tid:str) -> dict:
+        "What thread `tid` has spent so far; {} if nothing is recorded."
+        with self.lock: row = self.conn.execute("SELECT spent FROM spent WHERE thread_id = ?", (tid,)).fetchone()
+        return json.loads(row[0]) if row else {}
+
+    def put(self, tid:str, spent:dict) -> None:
+        "Record what thread `tid` has spent so far."
+        with self.lock, self.conn:
+            self.conn.execute("INSERT OR REPLACE INTO spent VALUES (?, ?)", (tid, json.dumps(spent)))
+
+    def drop(self, tid:str) -> None:
+        "Forget thread `tid`."
+        with self.lock, self.conn: self.conn.execute("DELETE FROM spent WHERE thread_id = ?", (tid,))
+
+    def close(self) -> None: self.conn.close()
+
+# %% ../../nbs/gaia/26_runner.ipynb #22da60c1
+@contextlib.contextmanager
+def open_ledger(folder:Optional[str|Path]=None, # folder of ledger.sqlite; `cache_dir()` if None
+                memory:bool=False, # keep it in memory, as the in-memory checkpointer keeps checkpoints
+               ):
+    "The ledger of a run, beside its checkpoints."
+    if not memory: Path(folder or cache_dir()).mkdir(parents=True, exist_ok=True)
+    ledger = Ledger(None if memory else Path(folder or cache_dir())/"ledger.sqlite")
+    try: yield ledger
+    finally: ledger.close()
+
+# %% ../../nbs/gaia/26_runner.ipynb #0e04c0f0
+_COUNTS = ("llm_calls", "input_tokens", "output_tokens", "wall_time_s")
+
+def add_spent(before:dict, # what earlier attempts spent, from the ledger ({} if none)
+              now:dict, # what this attempt has spent
+             ) -> dict:
+    "The two attempts together: counts summed, paths joined."
+    if not before: return now
+    p, q = before.get("path") or {}, now.get("path") or {}
+    a, b = list(p.get("agents") or []), list(q.get("agents") or [])
+    path = {"agents": a + (b[1:] if a and b and b[0] == a[-1] else b),
+            **{k: (p.get(k) or 0) + (q.get(k) or 0) for k in ("critic_rejections", "tool_calls")}}
+    return {**{k: round((before.get(k) or 0) + (now.get(k) or 0), 3) for k in _COUNTS}, "path": path}
+
+# %% ../../nbs/gaia/26_runner.ipynb #dac38bce
+class LedgerWriter(BaseCallbackHandler):
+    "After every graph step and model call, records in the ledger what the thread has spent so far."
+    def __init__(self, ledger:Ledger, # where to write
+                 tid:str, # the thread
+                 spent:Callable[[], dict], # what the thread has spent so far
+                ): self.ledger, self.tid, self.spent, self._steps = ledger, tid, spent, set()
+
+    def on_chain_start(self, serialized, inputs, *, run_id, tags=None, **kw):
+        if any(t.startswith("graph:step:") for t in tags or ()): self._steps.add(run_id)
+    def on_chain_end(self, outputs, *, run_id, **kw):
+        if run_id in self._steps: self._steps.discard(run_id); self.ledger.put(self.tid, self.spent())
+    def on_llm_end(self, response, **kw): self.ledger.put(self.tid, self.spent())
+
+# %% ../../nbs/gaia/26_runner.ipynb #2b65d313
 def now_iso() -> str: return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 def _record(task:dict, state:dict, **meta) -> dict:
@@ -320,6 +395,7 @@ def _record(task:dict, state:dict, **meta) -> dict:
             "reasoning_trace": state.get("final_reasoning_trace") or "", "raw_answer": raw, "level": task.get("level"),
                     **meta}
 
+# %% ../../nbs/gaia/26_runner.ipynb #741b4530
 def _attempt(app, task:dict, config:dict, threads:Optional[_Threads]=None, budget:Optional[float]=None,
              durability:str="async") -> tuple[dict, str, str, Optional[str]]:
     "The final state, the resume mode, the status and the error of one run of a task, within the current deadline."
@@ -335,15 +411,31 @@ def _attempt(app, task:dict, config:dict, threads:Optional[_Threads]=None, budge
     return state, mode, status, error
 
 # %% ../../nbs/gaia/26_runner.ipynb #3e0cfb0c
-def _run_once(app, task:dict, tid:str, callbacks:Sequence, durability:str, budget:Optional[float]) -> tuple[dict, dict]:
-    "One run of a task on thread `tid`: its final state, and its status, error, cost, resume mode, thread and path."
-    cost, path, threads, t0 = CostTracker(), PathTracker(), _Threads(), time.perf_counter()
-    handlers = [cost, path, StepLogger(task["task_id"], tid), threads, *callbacks]
-    config = {"configurable": {"thread_id": tid}, "callbacks": handlers}
-    state, mode, status, error = _attempt(app, task, config, threads, budget, durability)
-    return state, {"status": status, "error": error, **cost.totals(), "wall_time_s": round(time.perf_counter() - t0, 3),
-                   "resume": mode, "thread_id": tid, "path": path.summary()}
+def _earlier(app, tid:str, ledger:Optional[Ledger]) -> dict:
+    "What earlier attempts at thread `tid` spent, if it resumes; a fresh thread's stale entry is dropped."
+    if ledger is None: return {}
+    try: mode = resume_mode(app, tid)
+    except Exception: return {}   # the attempt itself reports what is wrong
+    if mode == "new": ledger.drop(tid); return {}
+    return ledger.get(tid)
 
+def _run_once(app, task:dict, tid:str, callbacks:Sequence, durability:str, budget:Optional[float],
+              ledger:Optional[Ledger]=None) -> tuple[dict, dict]:
+    "One run of a task on thread `tid`: its final state, and its status, error, cost (all attempts), mode and path."
+    cost, path, threads, t0 = CostTracker(), PathTracker(), _Threads(), time.perf_counter()
+    before = _earlier(app, tid, ledger)
+    spent = lambda: add_spent(before, {**cost.totals(), "wall_time_s": round(time.perf_counter() - t0, 3),
+                                       "path": path.summary()})
+    writer = [LedgerWriter(ledger, tid, spent)] if ledger else []
+    config = {"configurable": {"thread_id": tid},
+              "callbacks": [cost, path, StepLogger(task["task_id"], tid), threads, *writer, *callbacks]}
+    state, mode, status, error = _attempt(app, task, config, threads, budget, durability)
+    total = spent()
+    if ledger: ledger.put(tid, total)
+    return state, {"status": status, "error": error, **{k: total[k] for k in _COUNTS}, "resume": mode,
+                   "thread_id": tid, "path": total["path"], "earlier_s": before.get("wall_time_s") or 0}
+
+# %% ../../nbs/gaia/26_runner.ipynb #275572a9
 def run_task(app, # a compiled graph
              task:dict, # the task, from `load_tasks` (with `repeat`, from `pending_tasks`)
              key:str="", # the run's key, from `run_key`
@@ -353,6 +445,7 @@ def run_task(app, # a compiled graph
              votes:int=1, # independent runs to vote over, see `run_votes`
              early_stop:bool=False, # stop the vote's last runs once they cannot change the winner
              extra:Optional[dict]=None, # more fields for the record, e.g. the model
+             ledger:Optional[Ledger]=None, # what earlier attempts spent, so a resumed record covers them
             ) -> tuple[dict, bool]:
     "The task's result record, and whether its thread finished; failures are recorded, not raised."
     t0, started, repeat = time.perf_counter(), now_iso(), task.get("repeat") or 0
@@ -360,17 +453,18 @@ def run_task(app, # a compiled graph
     log.info("task %s started", task["task_id"],
              extra={"event": "task_start", "task_id": task["task_id"], "repeat": repeat})
     with deadline_scope(timeout):
-        if votes > 1: state, meta = run_votes(app, task, key, votes, early_stop, handlers, durability, timeout)
+        if votes > 1: state, meta = run_votes(app, task, key, votes, early_stop, handlers, durability, timeout, ledger)
         else:
             tid = thread_id_for(task["task_id"], key, repeat)
-            state, meta = _run_once(app, task, tid, handlers, durability, timeout)
-    meta |= {"wall_time_s": round(time.perf_counter() - t0, 3), "started_at": started, "repeat": repeat}
+            state, meta = _run_once(app, task, tid, handlers, durability, timeout, ledger)
+    earlier = meta.pop("earlier_s")
+    meta |= {"wall_time_s": round(earlier + time.perf_counter() - t0, 3), "started_at": started, "repeat": repeat}
     record = _record(task, state, **meta, **(extra or {}))
     log.info("task %s %s", task["task_id"], record["status"],
              extra={"event": "task_end", **{k: v for k, v in record.items() if k != "reasoning_trace"}})
     return record, bool(state)
 
-# %% ../../nbs/gaia/26_runner.ipynb #3e6600ce
+# %% ../../nbs/gaia/26_runner.ipynb #f8d03875
 def _answer(task:dict, state:dict, status:str) -> str:
     "A run's answer as it would be written, or '' if the run failed."
     raw = state.get("final_answer") or ""
@@ -382,6 +476,21 @@ def _vote_failure(runs:list[dict]) -> tuple[str, str]:
     status = "timeout" if any(r["status"] == "timeout" for r in failed) else "error"
     return status, next((r["error"] for r in failed if r.get("error")), "no run gave an answer")
 
+# %% ../../nbs/gaia/26_runner.ipynb #08947bec
+def _vote_result(task:dict, done:list[tuple[dict, dict]], n:int) -> tuple[dict, dict]:
+    "The winning run's state, and the vote's status, summed cost, path and `votes`, from the (state, run) pairs."
+    runs, winner = [r for _, r in done], plurality(r["answer"] for _, r in done)
+    earlier = max(r.pop("earlier_s") for r in runs)   # the runs of a vote ran side by side
+    state, best = next(((s, r) for s, r in done if winner and vote_key(r["answer"]) == vote_key(winner)), ({}, runs[0]))
+    status, error = ("ok", None) if winner else _vote_failure(runs)
+    modes = {r["resume"] for r in runs}
+    return state, {"status": status, "error": error, **summed_cost(runs), "earlier_s": earlier,
+                   "resume": next((m for m in ("unfinished", "finished") if m in modes), "new"),
+                   "thread_id": best["thread_id"], "path": best["path"],
+                   "votes": vote_summary([{k: v for k, v in r.items() if k != "error" or v} for r in runs], n,
+                                         len(runs) < n or any(r["status"] == "stopped" for r in runs))}
+
+# %% ../../nbs/gaia/26_runner.ipynb #2d681f43
 def run_votes(app, # a compiled graph
               task:dict, # the task
               key:str="", # the run's key
@@ -390,6 +499,7 @@ def run_votes(app, # a compiled graph
               callbacks:Sequence=(), # callback handlers of every run
               durability:str="async", # when steps are saved
               budget:Optional[float]=None, # the question's time budget, for messages
+              ledger:Optional[Ledger]=None, # what earlier attempts spent, see `run_task`
              ) -> tuple[dict, dict]:
     "The winning run's state, and the question's status, summed cost, path and `votes`."
     stop, repeat, done, running = threading.Event(), task.get("repeat") or 0, [], {}
@@ -401,7 +511,8 @@ def run_votes(app, # a compiled graph
         while len(done) + len(running) < n and len(running) < want and not stop.is_set():
             v = len(done) + len(running)
             running[pool.submit(contextvars.copy_context().run, _run_once, app, task,
-                                thread_id_for(task["task_id"], key, repeat, v), handlers, durability, budget)] = v
+                                thread_id_for(task["task_id"], key, repeat, v), handlers, durability, budget,
+                                ledger)] = v
     try:
         top_up()
         while running:
@@ -411,27 +522,28 @@ def run_votes(app, # a compiled graph
             if early_stop and decided([r["answer"] for _, r in done], n - len(done)): stop.set()
             top_up()
     finally: pool.shutdown(wait=False, cancel_futures=True)
-    runs, winner = [r for _, r in done], plurality(r["answer"] for _, r in done)
-    state, best = next(((s, r) for s, r in done if winner and vote_key(r["answer"]) == vote_key(winner)), ({}, runs[0]))
-    status, error = ("ok", None) if winner else _vote_failure(runs)
-    modes = {r["resume"] for r in runs}
-    return state, {"status": status, "error": error, **summed_cost(runs),
-                   "resume": next((m for m in ("unfinished", "finished") if m in modes), "new"),
-                   "thread_id": best["thread_id"], "path": best["path"],
-                   "votes": vote_summary([{k: v for k, v in r.items() if k != "error" or v} for r in runs], n,
-                                         len(runs) < n or any(r["status"] == "stopped" for r in runs))}
+    return _vote_result(task, done, n)
 
 # %% ../../nbs/gaia/26_runner.ipynb #e15d7261
 def _done_threads(record:dict, # a record just written
                   finished:bool, # whether its run left a state
                  ) -> list[str]:
-    "The checkpoint threads a written record no longer needs: its own, or its vote's (all of them once it has an answer)."
+    "The checkpoint threads a written record no longer needs: its own, or its vote's (all, once it has an answer)."
     if "votes" in record:
         keep = () if record["status"] == "ok" else ("timeout", "error")   # a failed vote resumes them on --retry-failed
         return [r["thread_id"] for r in record["votes"]["runs"] if r["status"] not in keep]
     return [record["thread_id"]] if finished else []
 
 # %% ../../nbs/gaia/26_runner.ipynb #96463bbb
+def _interrupted(pool:ThreadPoolExecutor, futures:list, writer:ResultWriter) -> None:
+    "Cancel the tasks not started and let those in flight finish; a second interrupt stops recording them."
+    pool.shutdown(wait=False, cancel_futures=True)
+    running = [f for f in futures if not f.done()]   # cancelled ones count as done, but `wait` would never see them end
+    print(f"gaia-mas: interrupted; finishing the {len(running)} questions in flight (interrupt again to leave them "
+          "to the next run, which resumes them from their checkpoints)", file=sys.stderr)
+    try: wait(running)
+    finally: writer.close()
+
 def run_batch(app, # a compiled graph
               tasks:list[dict], # the tasks to answer
               writer:ResultWriter, # where each record goes
@@ -444,12 +556,13 @@ def run_batch(app, # a compiled graph
               votes:int=1, # runs to vote over per question, see `run_votes`
               early_stop:bool=False, # stop a vote's last runs once they cannot change the winner
               extra:Optional[dict]=None, # more fields for every record, e.g. the model
+              ledger:Optional[Ledger]=None, # what earlier attempts spent, see `run_task`
              ) -> list[dict]:
     "Answer `tasks` on `concurrency` threads, writing each record the moment it is final."
     def work(task):
-        record, finished = run_task(app, task, key, timeout, callbacks, durability, votes, early_stop, extra)
+        record, finished = run_task(app, task, key, timeout, callbacks, durability, votes, early_stop, extra, ledger)
         if writer.write(record):
-            for tid in _done_threads(record, finished): forget(app, tid)
+            for tid in _done_threads(record, finished): forget(app, tid, ledger)
         return record
     pool = ThreadPoolExecutor(max(1, concurrency), thread_name_prefix="gaia-task")
     futures, records = [pool.submit(work, t) for t in tasks], []
@@ -460,16 +573,6 @@ def run_batch(app, # a compiled graph
     except BaseException: _interrupted(pool, futures, writer); raise
     pool.shutdown()
     return records
-
-# %% ../../nbs/gaia/26_runner.ipynb #b70a60da
-def _interrupted(pool:ThreadPoolExecutor, futures:list, writer:ResultWriter) -> None:
-    "Cancel the tasks not started and let those in flight finish; a second interrupt stops recording them."
-    pool.shutdown(wait=False, cancel_futures=True)
-    running = [f for f in futures if not f.done()]   # cancelled futures count as done, but `wait` would never see them finish
-    print(f"gaia-mas: interrupted; finishing the {len(running)} questions in flight (interrupt again to leave them "
-          "to the next run, which resumes them from their checkpoints)", file=sys.stderr)
-    try: wait(running)
-    finally: writer.close()
 
 # %% ../../nbs/gaia/26_runner.ipynb #7408b183
 class Progress:

@@ -6,10 +6,12 @@
 from __future__ import annotations
 import re, string
 from typing import Any, Iterable, Optional
+from ..core.page import cut, pct
 
 # %% auto #0
-__all__ = ['COST_FIELDS', 'is_float', 'normalize_number_str', 'split_string', 'normalize_str', 'question_scorer', 'clean_answer',
-           'wants_units', 'clean_number', 'normalize_answer', 'sum_costs', 'judge', 'score_results', 'format_score']
+__all__ = ['GOLD_KEYS', 'FAILURES', 'COST_FIELDS', 'is_float', 'normalize_number_str', 'split_string', 'normalize_str',
+           'question_scorer', 'clean_answer', 'wants_units', 'clean_number', 'normalize_answer', 'runs_by_task',
+           'golds_of', 'failure_of', 'sum_costs', 'judge', 'score_results', 'format_score']
 
 # %% ../../nbs/gaia/25_scoring.ipynb #3806c6fc
 def is_float(x:Any) -> bool:
@@ -82,7 +84,8 @@ _NUMBER = re.compile(r"(?P<sign>[-+]?)[$€£¥]?\s*(?P<int>\d{1,3}(?:,\d{3})+|\
 _NOT_UNITS = {"thousand", "million", "billion", "trillion", "hundred", "dozen", "k", "bn", "mn", "st", "nd", "rd", "th",
               "am", "pm", "a.m.", "p.m.", "bc", "bce", "ad", "ce", "to", "of", "in", "or", "and", "x", "times", "out"}
 _WANTS_UNITS = re.compile(r"\b(?:with|includ\w*|add|keep)\b[^.?!]{0,40}\b(?:units?|symbols?|currency|signs?)\b", re.I)
-_NO_UNITS = re.compile(r"\b(?:without|no|not|omit|exclud\w*|don'?t)\b[^.?!]{0,30}\b(?:units?|symbols?|currency|signs?)\b", re.I)
+_NO_UNITS = re.compile(r"\b(?:without|no|not|omit|exclud\w*|don'?t)\b[^.?!]{0,30}"
+                       r"\b(?:units?|symbols?|currency|signs?)\b", re.I)
 _WANTS_LIST = re.compile(r"\b(?:comma|commas|semicolons?|list|separated|delimited)\b", re.I)
 
 def _attached_unit(unit:str) -> bool:
@@ -110,7 +113,46 @@ def normalize_answer(answer:Any, # the finalizer's answer
     "The answer as it is written to the results: cleaned, and numbers bare."
     return clean_number(clean_answer(answer), question)
 
-# %% ../../nbs/gaia/25_scoring.ipynb #be798ab9
+# %% ../../nbs/gaia/25_scoring.ipynb #a315f97d
+GOLD_KEYS = ("gold", "final_answer", "Final answer", "true_answer")
+
+def runs_by_task(records:Iterable[dict], # result records
+                ) -> dict[str, dict[int, dict]]:
+    "The last record of each (task, repeat), by task then repeat, in the order tasks first appear."
+    out: dict = {}
+    for r in records:
+        if isinstance(r, dict) and isinstance(r.get("task_id"), str):
+            out.setdefault(r["task_id"], {})[int(r.get("repeat") or 0)] = r
+    return out
+
+# %% ../../nbs/gaia/25_scoring.ipynb #ff9749eb
+def golds_of(records:Iterable[dict], # result records that may carry gold answers
+             tasks:Optional[list[dict]]=None, # tasks from `load_tasks`; they win over the records
+            ) -> dict[str, dict]:
+    "Each task's gold answer, level and question, from the tasks or else from the records."
+    out = {}
+    for r in records:
+        if not isinstance(r, dict): continue
+        g = next((r[k] for k in GOLD_KEYS if r.get(k) is not None), None)
+        out[r.get("task_id")] = {"gold": None if g is None else str(g), "level": r.get("level") or r.get("Level"),
+                                 "question": r.get("question") or r.get("Question") or ""}
+    for t in tasks or []:
+        out[t["task_id"]] = {"gold": t.get("gold"), "level": t.get("level"), "question": t.get("question", "")}
+    return out
+
+# %% ../../nbs/gaia/25_scoring.ipynb #7bf0ab17
+FAILURES = ("timeout", "error", "no_answer", "wrong_answer")
+
+def failure_of(record:Optional[dict], # the run's record; None if the file has none
+               gold:Optional[str], # the gold answer; None if unknown
+              ) -> Optional[str]:
+    "The run's failure category, or None if it is right (or has an answer and no gold to judge it by)."
+    if record is None: return "no_answer"
+    if (status := record.get("status", "ok")) in ("timeout", "error"): return status
+    if status != "ok" or not str(record.get("model_answer") or "").strip(): return "no_answer"
+    return None if gold is None or question_scorer(record["model_answer"], gold) else "wrong_answer"
+
+# %% ../../nbs/gaia/25_scoring.ipynb #2b3d4377
 COST_FIELDS = ("llm_calls", "input_tokens", "output_tokens", "wall_time_s")
 
 def sum_costs(records:Iterable[dict], # result records
@@ -120,46 +162,49 @@ def sum_costs(records:Iterable[dict], # result records
     if not records: return None
     return {k: round(sum(r.get(k) or 0 for r in records), 3) for k in COST_FIELDS}
 
-def _accuracy(rows:list[dict]) -> dict:
-    "Correct, total and their ratio."
-    n = sum(r["correct"] for r in rows)
-    return {"correct": n, "total": len(rows), "accuracy": n / len(rows) if rows else 0.0}
-
+# %% ../../nbs/gaia/25_scoring.ipynb #4d7922c0
 def judge(record:dict, # a result record
           task:dict, # its task, with `gold`
          ) -> dict:
     "One verdict: the task, its level, the answer, the gold answer and whether they match."
-    ma = record.get("model_answer")
-    return {"task_id": task["task_id"], "level": task.get("level") or record.get("level"), "model_answer": ma,
-            "gold": task["gold"], "correct": question_scorer(ma, task["gold"])}
+    return {"task_id": task["task_id"], "level": task.get("level") or record.get("level"),
+            "model_answer": record.get("model_answer"), "gold": task["gold"],
+            "correct": failure_of(record, task["gold"]) is None}
 
-# %% ../../nbs/gaia/25_scoring.ipynb #a050d7a5
+# %% ../../nbs/gaia/25_scoring.ipynb #e1dfe45c
 def score_results(results:list[dict], # result records, from `read_results`
                   tasks:list[dict], # tasks with gold answers, from `load_tasks`
                  ) -> dict:
-    "Accuracy overall and per level, the wrong answers, and the summed cost."
-    golds = {t["task_id"]: t for t in tasks if t.get("gold") is not None}
-    latest = {r["task_id"]: r for r in results if "task_id" in r}
-    rows = [judge(r, golds[i]) for i, r in latest.items() if i in golds]
-    levels = sorted({r["level"] for r in rows}, key=str)
-    return {**_accuracy(rows), "levels": {str(l): _accuracy([r for r in rows if r["level"] == l]) for l in levels},
-            "wrong": [r for r in rows if not r["correct"]], "unscored": len(latest) - len(rows),
-            "missing": len(golds.keys() - latest.keys()), "cost": sum_costs(latest.values())}
+    "Accuracy overall and per level, the wrong answers, and the summed cost: the run report as one list of runs."
+    from gaia_mas.gaia.report import build_report, score_view
+    golds = {t["task_id"] for t in tasks if t.get("gold") is not None}
+    view = score_view(build_report(results, tasks, default_model=None))
+    runs = [r for by_repeat in runs_by_task(results).values() for r in by_repeat.values()]
+    return {**view, "missing": len(golds - {r["task_id"] for r in runs}), "cost": sum_costs(runs)}
 
-# %% ../../nbs/gaia/25_scoring.ipynb #751e8aff
-def _pct(a:dict) -> str: return f"{a['correct']}/{a['total']} = {100 * a['accuracy']:.1f}%"
-def _cut(x:Any, n:int=40) -> str: s = str(x); return s if len(s) <= n else s[:n - 1] + "…"
+# %% ../../nbs/gaia/25_scoring.ipynb #6ea7e477
+def _fraction(a:dict) -> str: return f"{a['correct']}/{a['total']} = {pct(a['accuracy'])}"
 
+def _cost_line(c:Optional[dict]) -> str:
+    "The summed cost as one line."
+    if c is None: return "Cost: not recorded"
+    return (f"Cost: {c['llm_calls']} LLM calls, {c['input_tokens']} input tokens, {c['output_tokens']} output tokens, "
+            f"{c['wall_time_s']:.1f} s of question time")
+
+def _wrong_lines(wrong:list[dict]) -> list[str]:
+    "The wrong answers beside their gold answers."
+    if not wrong: return []
+    return [f"Wrong answers ({len(wrong)}):", f"  {'task':<8}  lvl  {'model answer':<40}  gold"] + [
+        f"  {w['task_id'][:8]:<8}  {str(w['level']):<3}  {cut(w['model_answer'], 40):<40}  {cut(w['gold'], 40)}"
+        for w in wrong]
+
+# %% ../../nbs/gaia/25_scoring.ipynb #9a5cdd69
 def format_score(summary:dict, # from `score_results`
                 ) -> str:
     "The score report as text: accuracy, per level, wrong answers beside gold, cost."
-    lines = [f"Accuracy: {_pct(summary)}"] + [f"  Level {l}: {_pct(a)}" for l, a in summary["levels"].items()]
+    lines = [f"Accuracy: {_fraction(summary)}"] + [f"  Level {l}: {_fraction(a)}" for l, a in summary["levels"].items()]
+    if (k := summary.get("repeats", 1)) > 1:
+        lines.append(f"  (each task counts once per repeat: {k} repeats, so this is their mean accuracy)")
     if summary["missing"]: lines.append(f"  ({summary['missing']} tasks with a gold answer have no result)")
     if summary["unscored"]: lines.append(f"  ({summary['unscored']} results have no gold answer)")
-    if summary["wrong"]: lines += [f"Wrong answers ({len(summary['wrong'])}):",
-                                   f"  {'task':<8}  lvl  {'model answer':<40}  gold"]
-    lines += [f"  {w['task_id'][:8]:<8}  {str(w['level']):<3}  {_cut(w['model_answer']):<40}  {_cut(w['gold'])}" for w in summary["wrong"]]
-    c = summary["cost"]
-    lines.append("Cost: not recorded" if c is None else f"Cost: {c['llm_calls']} LLM calls, {c['input_tokens']} input tokens, "
-                 f"{c['output_tokens']} output tokens, {c['wall_time_s']:.1f} s of question time")
-    return "\n".join(lines)
+    return "\n".join(lines + _wrong_lines(summary["wrong"]) + [_cost_line(summary["cost"])])

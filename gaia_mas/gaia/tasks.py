@@ -43,9 +43,11 @@ def _attachment(fname:Any, folder:Path) -> Optional[str]:
     if not isinstance(fname, str): raise BadTask(f"file_name must be a string, not {type(fname).__name__} {fname!r}")
     parts = fname.replace("\\", "/").split("/")
     if "\x00" in fname or fname.startswith(("/", "~")) or ":" in parts[0] or ".." in parts:
-        raise BadTask(f"file_name {fname!r} leads out of the task file's folder; it must be a file name such as 'data.xlsx'")
+        raise BadTask(f"file_name {fname!r} leads out of the task file's folder; "
+                      "it must be a file name such as 'data.xlsx'")
     return str(folder/fname)
 
+# %% ../../nbs/gaia/24_tasks.ipynb #f4ae6b81
 def normalize_task(raw:Any, # one row of a task file, in any of the accepted spellings
                    folder:Optional[str|Path]=None, # the folder that holds the attachments
                   ) -> dict:
@@ -82,6 +84,7 @@ def task_file(path:str|Path, # a task file, or a folder that holds metadata.json
     if not path.exists(): raise FileNotFoundError(f"Task file not found: {path}")
     return path
 
+# %% ../../nbs/gaia/24_tasks.ipynb #5f00ceba
 def task_rows(path:str|Path, # a .jsonl or .parquet task file
              ) -> Iterator[tuple[str, Any]]:
     "Each raw row of a task file with its location, 'file:line' (or 'file:row N'); lines that are not JSON are skipped."
@@ -117,16 +120,13 @@ def select_tasks(tasks:list[dict], # normalised tasks
     out = [t for t in tasks if (levels is None or str(t["level"]) in levels) and (ids is None or t["task_id"] in ids)]
     return out[:limit] if limit else out
 
+# %% ../../nbs/gaia/24_tasks.ipynb #988b21cb
 class NoTasks(ValueError):
-    "A task file in which no row is a task."
+    "A task file in which no row is a task, or filters that select none of its tasks."
 
-def load_tasks(path:str|Path, # a task file or a folder with metadata.jsonl/parquet
-               levels:Optional[Iterable]=None, # keep only these levels
-               task_ids:Optional[Iterable[str]]=None, # keep only these task ids
-               limit:Optional[int]=None, # keep the first `limit` of the rest
-              ) -> list[dict]:
-    "The selected tasks of a task file, normalised, attachments resolved next to the file; bad rows skipped with a warning."
-    path, seen, tasks, bad = task_file(path), set(), [], 0
+def _good_tasks(path:Path) -> list[dict]:
+    "The tasks of a task file, each id once; bad rows skipped with a warning; `NoTasks` if none is left."
+    seen, tasks, bad = set(), [], 0
     for where, raw in task_rows(path):
         try: t = normalize_task(raw, path.parent)
         except BadTask as e: bad += 1; log.warning("%s: %s. Row skipped.", where, e); continue
@@ -135,9 +135,39 @@ def load_tasks(path:str|Path, # a task file or a folder with metadata.jsonl/parq
             continue
         seen.add(t["task_id"]); tasks.append(t)
     if not tasks:
-        raise NoTasks(f"{path} holds no task" + (f": all {bad} rows were skipped (see the warnings above)" if bad else ""))
-    return select_tasks(tasks, levels, task_ids, limit)
+        why = f": all {bad} rows were skipped (see the warnings above)" if bad else ""
+        raise NoTasks(f"{path} holds no task{why}")
+    return tasks
 
+# %% ../../nbs/gaia/24_tasks.ipynb #d14abf13
+def _no_match(path:Path, tasks:list[dict], levels:Optional[Iterable], task_ids:Optional[Iterable[str]]) -> NoTasks:
+    "The error for filters that select none of `tasks`: what was asked for, and what the file holds."
+    asked = [f"--level {' '.join(map(str, levels))}"] if levels else []
+    asked += [f"--task-id {' '.join(task_ids)}"] if task_ids else []
+    have = ", ".join(sorted({str(t["level"]) for t in tasks}))
+    ids = ", ".join(t["task_id"] for t in tasks[:3]) + (", ..." if len(tasks) > 3 else "")
+    return NoTasks(f"no task in {path} matches {' and '.join(asked)}: it holds {len(tasks)} tasks "
+                   f"of levels {have} (task ids {ids})")
+
+def _unknown_ids(path:Path, tasks:list[dict], task_ids:Optional[Iterable[str]]) -> None:
+    "Warn about the asked-for task ids that the file does not hold."
+    known = {t["task_id"] for t in tasks}
+    for i in [i for i in task_ids or [] if i not in known]: log.warning("%s holds no task %s", path, i)
+
+# %% ../../nbs/gaia/24_tasks.ipynb #6ae48469
+def load_tasks(path:str|Path, # a task file or a folder with metadata.jsonl/parquet
+               levels:Optional[Iterable]=None, # keep only these levels
+               task_ids:Optional[Iterable[str]]=None, # keep only these task ids
+               limit:Optional[int]=None, # keep the first `limit` of the rest
+              ) -> list[dict]:
+    "The selected tasks of a task file, normalised, attachments beside the file; bad rows skipped with a warning."
+    path = task_file(path)
+    tasks = _good_tasks(path)
+    _unknown_ids(path, tasks, task_ids)
+    if not (selected := select_tasks(tasks, levels, task_ids, limit)): raise _no_match(path, tasks, levels, task_ids)
+    return selected
+
+# %% ../../nbs/gaia/24_tasks.ipynb #1143fd55
 def no_task_answered(tasks:list[dict], # the tasks a run selected
                      records:list[dict], # the records of its results file
                     ) -> bool:
@@ -145,7 +175,7 @@ def no_task_answered(tasks:list[dict], # the tasks a run selected
     ok = {r.get("task_id") for r in records if r.get("status", "ok") == "ok"}
     return bool(tasks) and not any(t["task_id"] in ok for t in tasks)
 
-# %% ../../nbs/gaia/24_tasks.ipynb #27642331
+# %% ../../nbs/gaia/24_tasks.ipynb #5b2ed2da
 def _parse_lines(data:bytes, path:Path) -> Iterator[dict]:
     "The JSON objects of complete lines; bad ones are skipped with a warning."
     for n, line in enumerate(data.splitlines(), 1):
@@ -165,8 +195,9 @@ def _repair_tail(path:Path, data:bytes) -> bytes:
     log.warning("%s: %s a torn last line left by an interrupted write", path, "completed" if fix else "cut off")
     return data
 
+# %% ../../nbs/gaia/24_tasks.ipynb #cc980963
 def read_results(path:str|Path, # a results file; missing means empty
-                 repair:bool=True, # fix a torn last line in the file; if False, only read (and skip it if it is not JSON)
+                 repair:bool=True, # fix a torn last line in the file; if False, only read (skipping a torn line)
                 ) -> list[dict]:
     "The records of a results file, once a torn last line is repaired."
     path = Path(path)
@@ -189,11 +220,12 @@ class ResultWriter:
         "Write nothing more: after an interrupt, what is still running is left to the next run."
         with self.lock: self.closed = True
 
-# %% ../../nbs/gaia/24_tasks.ipynb #4fc976a9
+# %% ../../nbs/gaia/24_tasks.ipynb #a3c01b6a
 def is_failed(record:dict) -> bool:
     "Whether a result record is a failure (an error or a timeout)."
     return record.get("status", "ok") != "ok"
 
+# %% ../../nbs/gaia/24_tasks.ipynb #578f688e
 def drop_failed(path:str|Path, # the results file
                 records:list[dict], # its records, from `read_results`
                ) -> list[dict]:
@@ -205,6 +237,7 @@ def drop_failed(path:str|Path, # the results file
     os.replace(tmp, path)
     return keep
 
+# %% ../../nbs/gaia/24_tasks.ipynb #79168306
 def pending_tasks(tasks:list[dict], # the selected tasks
                   records:list[dict], # the records already in the results file
                   repeats:int=1, # how many times each task is answered

@@ -6,10 +6,11 @@
 from __future__ import annotations
 import math
 from typing import Any, Iterable, Optional
-from .scoring import normalize_number_str, normalize_str, split_string
+from .scoring import failure_of, normalize_number_str, normalize_str, split_string
 
 # %% auto #0
-__all__ = ['RUN_COST', 'vote_key', 'tally', 'plurality', 'decided', 'runs_to_decide', 'vote_summary', 'summed_cost']
+__all__ = ['RUN_COST', 'vote_key', 'tally', 'plurality', 'decided', 'runs_to_decide', 'vote_summary', 'summed_cost',
+           'vote_figures']
 
 # %% ../../nbs/gaia/25b_votes.ipynb #1e7af72b
 def _element_key(e:str) -> Any:
@@ -80,3 +81,32 @@ def summed_cost(runs:list[dict], # each run's summary
                ) -> dict:
     "The LLM calls and tokens of all the runs together."
     return {k: sum(r.get(k) or 0 for r in runs) for k in RUN_COST}
+
+# %% ../../nbs/gaia/25b_votes.ipynb #4cd31a6d
+def _vote_counts(record:dict) -> tuple[int, int, int]:
+    "Runs asked for, runs made, and the winner's votes of one voted record."
+    v = record["votes"]
+    return int(v.get("n") or 0), len(v.get("runs") or []), (v.get("answers") or [{"count": 0}])[0]["count"]
+
+def _gold_hits(voted:list[dict], golds:dict) -> tuple[int, int, int]:
+    "Voted records with a gold answer; those where some run was right; those whose vote was right."
+    scored = [r for r in voted if golds.get(r["task_id"]) is not None]
+    some = sum(any(failure_of({"model_answer": x.get("answer"), "status": x.get("status", "ok")}, golds[r["task_id"]])
+                   is None for x in r["votes"].get("runs") or []) for r in scored)
+    return len(scored), some, sum(failure_of(r, golds[r["task_id"]]) is None for r in scored)
+
+# %% ../../nbs/gaia/25b_votes.ipynb #788ecda8
+def vote_figures(records:list[dict], # the last record of each (task, repeat)
+                 golds:dict[str, Optional[str]], # the gold answer of each task, None where unknown
+                ) -> Optional[dict]:
+    "How the file's votes went; None when no record is a vote."
+    voted = [r for r in records if isinstance(r.get("votes"), dict)]
+    if not voted: return None
+    counts = [_vote_counts(r) for r in voted]
+    scored, some, right = _gold_hits(voted, golds)
+    return {"n": max(n for n, _, _ in counts), "questions": len(voted), "runs_asked": sum(n for n, _, _ in counts),
+            "runs_made": sum(m for _, m, _ in counts),
+            "winner_share": sum(w / m for _, m, w in counts if m) / len(voted),
+            "unanimous": sum(m > 0 and w == m for _, m, w in counts),
+            "stopped_early": sum(bool(r["votes"].get("stopped_early")) for r in voted),
+            "scored": scored, "some_run_right": some, "vote_right": right}

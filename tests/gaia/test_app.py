@@ -1,12 +1,14 @@
 """The app notebook in a real browser: JupyterLab on 127.0.0.1, driven by Playwright with Debian's Chromium.
 
-Opens nbs/gaia/29_app.ipynb (a copy, so outputs never land in nbs/), runs every cell, clicks the runner's Run button
-and waits for the final answer. Screenshots: tests/out/app_run.png (the run) and tests/out/app_graph.png
+Opens nbs/gaia/29_app.ipynb (a copy, so outputs never land in nbs/) as a new user would: a fresh HOME, no cache
+setting, no key. Runs every cell, clicks the runner's Run button and waits for the final answer; then loads a task file
+whose task has an attachment, picks that task and runs it through the widget. Screenshots: tests/out/app_run.png (the run) and tests/out/app_graph.png
 (the Mermaid diagram with its subgraphs, as JupyterLab draws it).
 """
 import json, os, shutil, socket, subprocess, sys, time, urllib.request
 from pathlib import Path
 import pytest
+from cli_support import newcomer_env
 
 pytestmark = pytest.mark.browser
 
@@ -25,14 +27,14 @@ def free_port() -> int:
         s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
 
 def lab_env(tmp: Path) -> dict:
-    "An environment that keeps JupyterLab's files in `tmp`, with no API key so the runner uses the demo model."
+    "A new user's environment: HOME is tmp/home (empty but for JupyterLab's settings), no cache setting, no API key."
+    settings = tmp/"home"/".jupyter"/"lab"/"user-settings"   # where JupyterLab looks in a fresh HOME
     for name, value in SETTINGS.items():
-        (tmp/"settings"/name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp/"settings"/name).write_text(json.dumps(value))
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
-    return {**env, "JUPYTER_CONFIG_DIR": str(tmp/"config"), "JUPYTER_RUNTIME_DIR": str(tmp/"runtime"),
-            "JUPYTERLAB_SETTINGS_DIR": str(tmp/"settings"), "JUPYTERLAB_WORKSPACES_DIR": str(tmp/"workspaces"),
-            "IPYTHONDIR": str(tmp/"ipython"), "OPIK_TRACK_DISABLE": "true"}
+        (settings/name).parent.mkdir(parents=True, exist_ok=True)
+        (settings/name).write_text(json.dumps(value))
+    import jupyterlab   # the widgets' front end is installed beside JupyterLab, which a borrowing venv may not hold
+    shared = Path(jupyterlab.__file__).resolve().parents[4]/"share"/"jupyter"
+    return newcomer_env(tmp/"home", JUPYTER_PATH=str(shared))
 
 def start_lab(root: Path, tmp: Path, port: int) -> subprocess.Popen:
     "JupyterLab serving `root` on 127.0.0.1:`port`, token disabled, no browser; returns once it answers."
@@ -76,6 +78,29 @@ def run_notebook_and_click(page, url: str, shot: Path) -> str:
     page.screenshot(path=str(shot))
     return answer.inner_text()
 
+def write_attachment_task(folder: Path) -> Path:
+    "A task file of one task whose attachment lies beside it; the scripted model's answer, Paris, is its gold."
+    folder.mkdir()
+    (folder/"notes.txt").write_text("The capital of France is Paris.")
+    (folder/"metadata.jsonl").write_text(json.dumps({"task_id": "file-1", "Question": "Which city does the note name?",
+                                                     "Level": 1, "Final answer": "Paris", "file_name": "notes.txt"}))
+    return folder
+
+
+def run_attachment_task(page, folder: Path) -> str:
+    "Load the task file in the runner, pick its task, check its attachment is filled in, run it; the progress text."
+    page.locator(".gaia-tasks input").last.fill(str(folder))
+    page.locator(".gaia-load").last.click()
+    page.locator(".gaia-pick select").last.select_option(index=1)
+    assert page.locator(".gaia-file input").last.input_value() == str(folder/"notes.txt")
+    page.locator(".gaia-run").last.click()
+    progress = page.locator(".gaia-progress").last
+    progress.filter(has_text=f"attached file: {folder/'notes.txt'}").wait_for(timeout=30_000)
+    page.locator(".gaia-answer").last.filter(has_text="Paris").wait_for(timeout=60_000)
+    page.locator(".widget-html:has-text('✓ correct')").last.wait_for(timeout=10_000)
+    return progress.inner_text()
+
+
 def test_app_notebook_runs_in_jupyterlab(tmp_path):
     from playwright.sync_api import sync_playwright
     if not Path(CHROMIUM).exists(): pytest.fail(f"{CHROMIUM} is missing: run tools/install_system.sh")
@@ -92,9 +117,13 @@ def test_app_notebook_runs_in_jupyterlab(tmp_path):
             browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
             page = browser.new_page(viewport={"width": 1280, "height": 1500})
             page.route("**/*", only_loopback)
-            text = run_notebook_and_click(page, f"http://127.0.0.1:{port}/lab/tree/29_app.ipynb", shot)
+            try:
+                text = run_notebook_and_click(page, f"http://127.0.0.1:{port}/lab/tree/29_app.ipynb", shot)
+                progress = run_attachment_task(page, write_attachment_task(tmp_path/"with_file"))
+            except Exception:
+                page.screenshot(path=str(OUT/"app_failed.png"), full_page=True); raise   # what the page showed
             browser.close()
     finally:
         lab.terminate(); lab.wait(30)
     print(f"\nscreenshots: {shot} and {shot.with_name('app_graph.png')}\nanswer: {text!r}\nblocked requests: {blocked}\ntook {time.monotonic() - t0:.1f} s")
-    assert "Final answer: Paris" in text
+    assert "Final answer: Paris" in text and "attached file:" in progress

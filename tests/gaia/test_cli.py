@@ -1,5 +1,5 @@
 "Smoke tests of the `gaia-mas` command as users run it: separate processes, offline."
-import json, shutil, subprocess
+import argparse, json, shutil, subprocess
 import pytest
 from cli_support import FIXTURE, GAIA, cli_env, dry, gaia, newcomer_env  # noqa: F401 (dry is a fixture)
 
@@ -134,3 +134,66 @@ def test_run_with_the_cache_variable(tmp_path):
                        capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 0, r.stderr
     assert (tmp_path/"c"/"checkpoints.sqlite").exists() and not (tmp_path/"home"/".cache").exists()
+
+
+def newcomer(tmp_path, *args, timeout=120):
+    "`gaia-mas ARGS` as a new user runs it: in `tmp_path`, with a fresh HOME and no cache setting or key."
+    return subprocess.run([*GAIA, *map(str, args)], cwd=tmp_path, capture_output=True, text=True, timeout=timeout,
+                          env=newcomer_env(tmp_path/"home"))
+
+
+def write_split(folder, levels=(1, 2)):
+    "A GAIA-style split folder: one task per level."
+    folder.mkdir()
+    (folder/"metadata.jsonl").write_text("".join(json.dumps({"task_id": f"task-l{l}", "Question": f"Q{l}?", "Level": l,
+                                                             "Final answer": "42", "file_name": ""}) + "\n" for l in levels))
+    return folder
+
+
+@pytest.mark.parametrize("selection", [["--task-id", "nope"], ["--level", "4"], ["--level", "3", "--task-id", "task-l1"]])
+def test_filters_that_match_nothing_are_an_error(tmp_path, selection):
+    "No task selected: the message names the filters and what the file holds, the exit is 2, and no file is written."
+    write_split(tmp_path/"split")
+    r = newcomer(tmp_path, "run", "split", "--provider", "scripted", "--out", "res.jsonl", *selection)
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    assert "no task in" in r.stderr and "holds 2 tasks of levels 1, 2" in r.stderr and "task-l1" in r.stderr, r.stderr
+    assert "0/0" not in r.stdout and not (tmp_path/"res.jsonl").exists()
+    assert not (tmp_path/"home"/".cache"/"gaia_mas"/"logs").exists()   # nothing started
+
+
+def test_limit_zero_is_an_error(tmp_path):
+    write_split(tmp_path/"split")
+    r = newcomer(tmp_path, "run", "split", "--provider", "scripted", "--out", "res.jsonl", "--limit", "0")
+    assert r.returncode == 2 and "--limit must be at least 1" in r.stderr and not (tmp_path/"res.jsonl").exists()
+
+
+@pytest.mark.parametrize("command", ["score", "report"])
+def test_a_closed_pipe_ends_quietly(tmp_path, command):
+    "`gaia-mas score FILE | head -2`: two lines, then a quiet exit (141, as for SIGPIPE), no traceback."
+    rows = [{"task_id": f"t{i}", "model_answer": "1", "final_answer": "2", "level": 1} for i in range(3000)]
+    (tmp_path/"res.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    cmd = " ".join([*(f"'{a}'" for a in GAIA), command, "res.jsonl", "| head -2"])
+    r = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       env=newcomer_env(tmp_path/"home"))
+    assert (r.returncode, r.stderr) == (141, ""), (r.returncode, r.stderr)
+    assert len(r.stdout.splitlines()) == 2 and r.stdout.startswith("Accuracy: ")
+
+
+def test_every_gaia_argument_has_help():
+    "Each positional argument and option of ask, run, score, report and course says what it is in --help."
+    from gaia_mas.cli import parser
+    def commands(p, name=""):
+        for a in p._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for n, sub in a.choices.items(): yield from commands(sub, f"{name} {n}".strip())
+        yield name, p
+    silent = [(name, a.dest) for name, p in commands(parser()) if name.split(" ")[0] in ("ask", "run", "score", "report", "course")
+              for a in p._actions if not a.help and not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction))]
+    assert silent == []
+    assert "the question, quoted" in gaia("ask", "--help").stdout
+    assert "Hugging Face username" in " ".join(gaia("course", "submit", "--help").stdout.split())
+
+
+def test_missing_key_names_the_dry_run(tmp_path):
+    r = newcomer(tmp_path, "ask", "What is 2 + 2?")
+    assert r.returncode == 2 and "OPENAI_API_KEY is not set" in r.stderr and "--provider scripted" in r.stderr, r.stderr

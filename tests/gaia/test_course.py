@@ -41,3 +41,14 @@ def test_hostile_file_names_stay_in_the_folder(tmp_path):
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["abs.txt", "course", "metadata.jsonl", "up.txt"]
     assert (tmp_path/"course"/"up.txt").read_bytes() == b"1" and (tmp_path/"course"/"abs.txt").read_bytes() == b"2"
     assert "Attachment of h3 refused" in fetched.stderr and "3 questions" in fetched.stdout
+
+
+def test_a_failed_fetch_leaves_no_folder(tmp_path):
+    "`gaia-mas course fetch` against a server that is gone: a clear error, and no empty ./course in the user's folder."
+    import subprocess
+    from cli_support import GAIA, newcomer_env
+    with fake_course_server(QUESTIONS) as api: url = api.url
+    r = subprocess.run([*GAIA, "course", "fetch", "--base-url", url], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=60, env=newcomer_env(tmp_path/"home"))
+    assert r.returncode == 2 and "failed" in r.stderr, r.stderr
+    assert not (tmp_path/"course").exists()

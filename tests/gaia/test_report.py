@@ -6,7 +6,8 @@ import pytest
 from cli_support import FIXTURE, dry, gaia  # noqa: F401 (dry is a fixture)
 from gaia_mas.gaia.scoring import question_scorer
 
-KEYS = ["accuracy", "by_level", "repeats", "pass_at_k", "pass_all_k", "tokens", "cost_usd", "time", "failures", "questions"]
+KEYS = ["accuracy", "by_level", "repeats", "pass_at_k", "pass_all_k", "tokens", "cost_usd", "time", "failures", "questions",
+        "overall", "llm_calls", "agreement", "votes"]
 GOLD = {"a": ("Paris", 1), "b": ("1,234", 1), "c": ("3.5", 2), "d": ("red; blue", 3)}
 ANSWERS = {  # (task, repeat): (answer, status, input tokens, output tokens, seconds)
     ("a", 0): ("paris", "ok", 1000, 100, 2.0), ("a", 1): ("Paris.", "ok", 1200, 120, 3.0),
@@ -112,3 +113,68 @@ def test_html_renders_in_headless_chromium(tmp_path, dry):
         browser.close()
     assert fetched == [page_file.as_uri()], fetched   # the page itself, nothing else
     assert (tmp_path/"report.png").stat().st_size > 10_000
+
+
+def newcomer(tmp_path, *args):
+    "`gaia-mas ARGS` as a new user runs it: in `tmp_path`, with a fresh HOME and no cache setting or key."
+    import subprocess
+    from cli_support import GAIA, newcomer_env
+    return subprocess.run([*GAIA, *map(str, args)], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env=newcomer_env(tmp_path/"home"))
+
+
+def test_json_holds_every_figure_the_text_shows(tmp_path):
+    "Total LLM calls, the overall agreement and the overall min and max over repeats are in --json as in the text."
+    write(tmp_path/"tasks.jsonl", [{"task_id": f"t{i}", "Question": f"What is {i} + {42 - i}?", "Level": 1 + i % 2,
+                                    "Final answer": "42"} for i in range(6)])
+    run = ["run", "tasks.jsonl", "--provider", "scripted", "--no-progress", "--dry-wrong", "0.4", "--seed", "5"]
+    assert newcomer(tmp_path, *run, "--out", "r3.jsonl", "--repeats", "3").returncode == 0
+    text = newcomer(tmp_path, "report", "r3.jsonl", "--gold", "tasks.jsonl").stdout
+    rep = json.loads(newcomer(tmp_path, "report", "r3.jsonl", "--gold", "tasks.jsonl", "--json").stdout)
+    first = text.splitlines()[0]   # Accuracy: 55.6% (mean of 3 repeats, min 33.3%, max 66.7%) over ...
+    assert f"min {100 * rep['overall']['min']:.1f}%, max {100 * rep['overall']['max']:.1f}%" in first, (first, rep["overall"])
+    assert f"LLM calls: {rep['llm_calls']:,}" in text and rep["llm_calls"] == 6 * 3 * 7
+    assert f"agreement across repeats: {100 * rep['agreement']:.1f}%" in text
+
+
+def test_one_repeat_has_no_ranges_and_votes_are_named(tmp_path):
+    "A single run's levels come without a [min – max] range; a --votes file's report says its answers are votes."
+    write(tmp_path/"tasks.jsonl", [{"task_id": f"t{i}", "Question": f"What is {i} + {42 - i}?", "Level": 1,
+                                    "Final answer": "42"} for i in range(4)])
+    run = ["run", "tasks.jsonl", "--provider", "scripted", "--no-progress", "--dry-wrong", "0.4", "--seed", "5"]
+    assert newcomer(tmp_path, *run, "--out", "one.jsonl").returncode == 0
+    one = newcomer(tmp_path, "report", "one.jsonl", "--gold", "tasks.jsonl").stdout
+    assert "Level 1: " in one and "[" not in one.split("Level 1: ")[1].splitlines()[0], one
+    assert newcomer(tmp_path, *run, "--out", "votes.jsonl", "--votes", "3").returncode == 0
+    voted = newcomer(tmp_path, "report", "votes.jsonl", "--gold", "tasks.jsonl")
+    assert "plurality vote of up to 3 runs" in voted.stdout, voted.stdout
+    v = json.loads(newcomer(tmp_path, "report", "votes.jsonl", "--gold", "tasks.jsonl", "--json").stdout)["votes"]
+    assert (v["n"], v["questions"], v["runs_made"], v["scored"]) == (3, 4, 12, 4)
+    assert v["vote_right"] <= v["some_run_right"] <= 4
+
+
+def test_html_fits_a_1280_window_and_a_free_run_costs_nothing(tmp_path):
+    """A scripted run's page at 1280x800 in Debian's chromium: no sideways scrolling, a readable question column, and a
+    cost axis that does not invent a scale when every run cost $0."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not Path("/usr/bin/chromium").exists(): pytest.skip("no /usr/bin/chromium")
+    question = ("In the 2019 annual report of the city's water utility, how many kilometres of pipe were replaced, "
+                "rounded to the nearest whole number, if the report gives the figure in miles only?")
+    write(tmp_path/"tasks.jsonl", [{"task_id": f"c0ffee{i:02d}-5e1f-4a6b-9d7e-0123456789ab", "Question": question,
+                                    "Level": 1 + i % 3, "Final answer": "42"} for i in range(6)])
+    run = ["run", "tasks.jsonl", "--provider", "scripted", "--no-progress", "--repeats", "3", "--dry-wrong", "0.4"]
+    assert newcomer(tmp_path, *run, "--out", "r3.jsonl").returncode == 0
+    assert newcomer(tmp_path, "report", "r3.jsonl", "--gold", "tasks.jsonl", "--html", "report.html").returncode == 0
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1280, "height": 800}, java_script_enabled=True)
+        page.goto((tmp_path/"report.html").as_uri())
+        page_width = page.evaluate("document.documentElement.scrollWidth")
+        question_cell = page.locator("table").last.locator("tr").nth(1).locator("td").nth(2).bounding_box()
+        axis = page.locator("svg").nth(1).text_content()
+        page.screenshot(path=str(tmp_path/"report.png"), full_page=True)
+        browser.close()
+    print(f"\npage width {page_width} px, question column {question_cell['width']:.0f} px; cost axis: {axis!r}")
+    assert page_width <= 1280, page_width
+    assert question_cell["width"] >= 200, question_cell   # a sentence per line, not a word or two
+    assert "$1.15" not in axis and "all $0" in axis, axis

@@ -71,3 +71,54 @@ def test_ctrl_c_finishes_in_flight_then_resume(tmp_path):
     assert subprocess.run(cmd, capture_output=True, timeout=120, env=cli_env()).returncode == 0
     counts = Counter(json.loads(l)["task_id"] for l in out.read_text().splitlines())
     assert sorted(counts) == ids and set(counts.values()) == {1}
+
+
+FULL_PATH = ["input_interface", "orchestrator", "planner", "orchestrator", "critic", "orchestrator", "researcher",
+             "orchestrator", "critic", "orchestrator", "expert", "orchestrator", "critic", "orchestrator", "finalizer"]
+
+
+def newcomer_cmd(tmp_path, *args):
+    "A `gaia-mas` command line and the environment of a new user (fresh HOME, no cache setting)."
+    from cli_support import newcomer_env
+    return [*GAIA, *map(str, args)], newcomer_env(tmp_path/"home")
+
+
+def test_a_resumed_record_covers_the_whole_task_after_kill_9(tmp_path):
+    "Killed mid-question, then run again: the questions that resumed report all their calls, time and path."
+    write_tasks(tmp_path/"metadata.jsonl", 8)
+    out = tmp_path/"results.jsonl"
+    cmd, env = newcomer_cmd(tmp_path, "run", "metadata.jsonl", "--out", out, "--concurrency", "4", "--no-progress",
+                            "--provider", "scripted", "--latency", "0.1")
+    p = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    t_end = time.monotonic() + 90
+    while lines(out) < 1 and p.poll() is None and time.monotonic() < t_end: time.sleep(0.01)
+    time.sleep(0.25)   # the next questions are a few calls in
+    p.send_signal(signal.SIGKILL); p.wait()
+    done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    resumed = [json.loads(l) for l in out.read_text().splitlines() if json.loads(l)["resume"] == "unfinished"]
+    print(f"\nresumed: {[(r['task_id'], r['llm_calls'], r['wall_time_s']) for r in resumed]}")
+    assert resumed, "some questions should have been in flight at the kill"
+    for r in resumed:   # a whole question makes 7 calls; a call cut off by the kill is made again, and counts
+        assert r["llm_calls"] >= 7 and r["path"]["agents"] == FULL_PATH, r
+        assert r["wall_time_s"] >= 7 * 0.1, r
+
+
+def test_a_retried_timeout_covers_both_attempts(tmp_path):
+    "`--timeout` stops a question after a few calls; `--retry-failed` continues it, and its record counts both parts."
+    write_tasks(tmp_path/"metadata.jsonl", 1)
+    run = ["run", "metadata.jsonl", "--out", "results.jsonl", "--no-progress", "--provider", "scripted",
+           "--latency", "0.2"]
+    cmd, env = newcomer_cmd(tmp_path, *run, "--timeout", "0.7")
+    assert subprocess.run(cmd, cwd=tmp_path, capture_output=True, timeout=120, env=env).returncode == 1
+    (first,) = [json.loads(l) for l in (tmp_path/"results.jsonl").read_text().splitlines()]
+    cmd, env = newcomer_cmd(tmp_path, *run, "--retry-failed")
+    r = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    (second,) = [json.loads(l) for l in (tmp_path/"results.jsonl").read_text().splitlines()]
+    print(f"\nfirst attempt: {first['status']}, {first['llm_calls']} calls, {first['wall_time_s']} s; "
+          f"the retried record: {second['llm_calls']} calls, {second['wall_time_s']} s, resume {second['resume']}")
+    assert (first["status"], second["status"], second["resume"]) == ("timeout", "ok", "unfinished")
+    assert 0 < first["llm_calls"] < 7 <= second["llm_calls"]
+    assert second["wall_time_s"] >= first["wall_time_s"] and second["path"]["agents"] == FULL_PATH
+    assert second["input_tokens"] > first["input_tokens"]
