@@ -15,10 +15,10 @@ from .ingest import SUPPORTED, chunk_bounded, embed_text
 from .kb import citation_for
 
 # %% auto #0
-__all__ = ['MAX_UPLOAD_MB', 'MAX_FILES', 'UPLOAD_TIMEOUT', 'ZIP_TYPES', 'MAX_JOBS', 'router', 'safe_name', 'upload_problem',
-           'UploadRefused', 'Upload', 'read_uploads', 'parse_meta_fields', 'store_upload', 'list_documents',
-           'citation_details', 'Job', 'wants_job', 'start_job', 'post_documents', 'get_job', 'get_documents',
-           'delete_document', 'search', 'add_document_routes']
+__all__ = ['MAX_UPLOAD_MB', 'MAX_FILES', 'UPLOAD_TIMEOUT', 'ZIP_TYPES', 'PASSAGE_CHARS', 'MAX_JOBS', 'router', 'safe_name',
+           'upload_problem', 'UploadRefused', 'Upload', 'read_uploads', 'parse_meta_fields', 'store_upload',
+           'cited_passage', 'list_documents', 'citation_details', 'Job', 'wants_job', 'start_job', 'post_documents',
+           'get_job', 'get_documents', 'delete_document', 'search', 'add_document_routes']
 
 # %% ../../nbs/rag/39b_documents.ipynb #918b25d0
 MAX_UPLOAD_MB = 25  # per file, by default
@@ -184,6 +184,17 @@ def store_upload(kb:Any, # the knowledge base
     kb.write_document(doc, chunks, kb.embed([embed_text(c) for c in chunks]))
     return {"source": source, "status": "updated" if old else "added", "chunks": len(chunks)}
 
+# %% ../../nbs/rag/39b_documents.ipynb #20e8257f
+PASSAGE_CHARS = 1200  # characters of cited text shown with a citation
+
+def cited_passage(kb:Any, # the knowledge base
+                  d:dict, # a citation's label, source, section and page
+                 ) -> Optional[str]:
+    "The text of the chunks a citation names, in document order, cut to `PASSAGE_CHARS`."
+    where = {k: d[k] for k in ("source", "section", "page") if d.get(k) is not None}
+    text = "\n\n".join(h.text for h in kb.filter_search(where, k=20) if h.citation == d["citation"])
+    return (text[:PASSAGE_CHARS] + ("…" if len(text) > PASSAGE_CHARS else "")) or None
+
 # %% ../../nbs/rag/39b_documents.ipynb #2e2089e0
 def _rows(kb:Any, sql:str, params:list) -> list[tuple]:
     "Rows of a read-only query on either engine (`?` placeholders; PostgreSQL's are `%s`)."
@@ -205,7 +216,7 @@ def _meta(m:Any) -> dict: return json.loads(m) if isinstance(m, str) else dict(m
 def citation_details(kb:Any, # the knowledge base the answer came from (None: labels only)
                      citations:list[str], # the answer's citation labels
                     ) -> list[dict]:
-    "Each citation as `{citation, source, section, page, start, end}`; the span covers the chunks the label names."
+    "Each citation as `{citation, source, section, page, start, end, passage}`; the span covers the chunks it names."
     out = []
     for c in citations:
         d = {"citation": c}
@@ -216,6 +227,7 @@ def citation_details(kb:Any, # the knowledge base the answer came from (None: la
             starts, ends = [m["start"] for m in ms if "start" in m], [m["end"] for m in ms if "end" in m]
             d |= {"source": src, **{k: ms[0].get(k) for k in ("section", "page", "title")},
                   "start": min(starts) if starts else None, "end": max(ends) if ends else None}
+            d["passage"] = cited_passage(kb, d)
         out.append(d)
     return out
 
