@@ -17,7 +17,7 @@ def langgraph_dev(cwd:Path, timeout:float=120):
            "LANGCHAIN_TRACING_V2": "false", "OPIK_TRACK_DISABLE": "true", "OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""}
     env.pop("LANGSMITH_API_KEY", None)
     proc = subprocess.Popen([LANGGRAPH, "dev", "--config", str(ROOT/"langgraph.json"), "--port", str(port), "--host", "127.0.0.1",
-                             "--no-browser", "--no-reload", "--allow-blocking"], cwd=cwd, env=env,
+                             "--no-browser", "--no-reload"], cwd=cwd, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     url, end = f"http://127.0.0.1:{port}", time.monotonic() + timeout
     try:
