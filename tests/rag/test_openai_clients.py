@@ -11,6 +11,8 @@ import httpx, openai, pytest
 
 from rag_serve import serve  # tests/support is on sys.path (pytest.ini)
 
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm reads its price list from the package, not the web
+
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "clients-key"
 Q = "What is a circuit breaker?"
@@ -81,9 +83,8 @@ def test_langchain_chat_openai(server):
     assert e.value.status_code == 413
 
 
-def test_litellm(server, monkeypatch):
+def test_litellm(server):
     "litellm as its users call it, `openai/PATTERN` at the service's base URL (it has no call that retrieves one model)."
-    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no download of the price list
     litellm = pytest.importorskip("litellm")
     kw = {"api_base": f"{server}/v1", "api_key": KEY, "num_retries": 0}
     models = litellm.get_valid_models(check_provider_endpoint=True, custom_llm_provider="openai", api_base=kw["api_base"],
