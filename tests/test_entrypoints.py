@@ -11,11 +11,12 @@ ROOT = Path(__file__).resolve().parents[1]
 LANGGRAPH = shutil.which("langgraph", path=str(Path(sys.executable).parent)) or shutil.which("langgraph")
 
 @contextlib.contextmanager
-def langgraph_dev(cwd:Path, timeout:float=120):
+def langgraph_dev(cwd:Path, timeout:float=180):
     "Start `langgraph dev` on a free port in `cwd` (its state folder lands there); yield the URL; stop its process group."
     port = free_port()
     env = {**os.environ, "GAIA_MAS_PROVIDER": "scripted", "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGSMITH_TRACING": "false",
-           "LANGCHAIN_TRACING_V2": "false", "OPIK_TRACK_DISABLE": "true", "OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""}
+           "LANGCHAIN_TRACING_V2": "false", "OPIK_TRACK_DISABLE": "true", "OPENAI_API_KEY": "", "OPENAI_BASE_URL": "",
+           "HOME": str(cwd)}  # a new user: the first run builds the sample collection (a new cache folder)
     env.pop("LANGSMITH_API_KEY", None)
     proc = subprocess.Popen([LANGGRAPH, "dev", "--config", str(ROOT/"langgraph.json"), "--port", str(port), "--host", "127.0.0.1",
                              "--no-browser", "--no-reload"], cwd=cwd, env=env,
@@ -44,13 +45,13 @@ def test_langgraph_dev_runs_each_graph_as_shipped(tmp_path):
     q = {"question": "What is a circuit breaker?"}
 
     async def go(url):
-        client = get_client(url=url, timeout=90)
+        client = get_client(url=url, timeout=180)
         schemas = {a["graph_id"]: (await client.assistants.get_schemas(a["assistant_id"]))["input_schema"]
                    for a in await client.assistants.search()}
         answers, streams = {}, {}
         for p in ("sequential", "parallel", "supervisor"):
             thread = (await client.threads.create())["thread_id"]
-            answers[p] = await asyncio.wait_for(client.runs.wait(thread, p, input=q), 90)
+            answers[p] = await asyncio.wait_for(client.runs.wait(thread, p, input=q), 180)
             thread = (await client.threads.create())["thread_id"]
             streams[p] = [part.event async for part in client.runs.stream(thread, p, input=q,
                                                                           stream_mode=["updates", "messages-tuple"])]
