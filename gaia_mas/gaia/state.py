@@ -6,7 +6,8 @@
 from __future__ import annotations
 import operator
 from dataclasses import dataclass, replace
-from typing import Annotated, Any, Literal, Optional, TypedDict, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, Literal, Optional, get_args, get_origin, get_type_hints
+from typing_extensions import TypedDict  # pydantic, hence LangGraph's JSON schemas, needs this one before Python 3.12
 from typing_extensions import is_typeddict
 from langchain_core.messages import BaseMessage
 

@@ -20,10 +20,10 @@ from .options import empty_kb_note, parse_filters
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'MAX_UPLOAD_MB', 'MAX_FILES', 'UPLOAD_TIMEOUT', 'ZIP_TYPES', 'router', 'safe_name', 'upload_problem',
-           'UploadRefused', 'Upload', 'read_uploads', 'parse_meta_fields', 'store_upload', 'list_documents',
-           'citation_details', 'wants_job', 'job_store', 'start_job', 'post_documents', 'get_job', 'get_documents',
-           'delete_document', 'search', 'add_document_routes']
+__all__ = ['log', 'MAX_UPLOAD_MB', 'MAX_FILES', 'UPLOAD_TIMEOUT', 'ZIP_TYPES', 'PASSAGE_CHARS', 'router', 'safe_name',
+           'upload_problem', 'UploadRefused', 'Upload', 'read_uploads', 'parse_meta_fields', 'store_upload',
+           'cited_passage', 'list_documents', 'citation_details', 'wants_job', 'job_store', 'start_job',
+           'post_documents', 'get_job', 'get_documents', 'delete_document', 'search', 'add_document_routes']
 
 # %% ../../nbs/rag/39b_documents.ipynb #918b25d0
 MAX_UPLOAD_MB = 25  # per file, by default
@@ -189,6 +189,17 @@ def store_upload(kb:Any, # the knowledge base
     kb.write_document(doc, chunks, kb.embed([embed_text(c) for c in chunks]))
     return {"source": source, "status": "updated" if old else "added", "chunks": len(chunks)}
 
+# %% ../../nbs/rag/39b_documents.ipynb #20e8257f
+PASSAGE_CHARS = 1200  # characters of cited text shown with a citation
+
+def cited_passage(kb:Any, # the knowledge base
+                  d:dict, # a citation's label, source, section and page
+                 ) -> Optional[str]:
+    "The text of the chunks a citation names, in document order, cut to `PASSAGE_CHARS`."
+    where = {k: d[k] for k in ("source", "section", "page") if d.get(k) is not None}
+    text = "\n\n".join(h.text for h in kb.filter_search(where, k=20) if h.citation == d["citation"])
+    return (text[:PASSAGE_CHARS] + ("…" if len(text) > PASSAGE_CHARS else "")) or None
+
 # %% ../../nbs/rag/39b_documents.ipynb #2e2089e0
 def list_documents(kb:Any, # the knowledge base
                    offset:int=0, limit:int=50) -> dict:
@@ -201,7 +212,7 @@ def list_documents(kb:Any, # the knowledge base
 def citation_details(kb:Any, # the knowledge base the answer came from (None: labels only)
                      citations:list[str], # the answer's citation labels
                     ) -> list[dict]:
-    "Each citation as `{citation, source, section, page, start, end}`; the span covers the chunks the label names."
+    "Each citation as `{citation, source, section, page, start, end, passage}`; the span covers the chunks it names."
     out = []
     for c in citations:
         d = {"citation": c}
@@ -211,6 +222,7 @@ def citation_details(kb:Any, # the knowledge base the answer came from (None: la
             starts, ends = [m["start"] for m in ms if "start" in m], [m["end"] for m in ms if "end" in m]
             d |= {"source": src, **{k: ms[0].get(k) for k in ("section", "page", "title")},
                   "start": min(starts) if starts else None, "end": max(ends) if ends else None}
+            d["passage"] = cited_passage(kb, d)
         out.append(d)
     return out
 

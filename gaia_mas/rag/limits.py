@@ -8,6 +8,7 @@ import asyncio, contextlib, json, logging, os
 from typing import Any, Callable, Mapping, Optional, Union
 from urllib.parse import parse_qsl, urlencode
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from .openai_api import CHAT_BODY, openai_error_body
 
 # %% auto #0
 __all__ = ['log', 'MAX_BODY', 'MAX_HEADER', 'BODY_TIMEOUT', 'HEADER_TIMEOUT', 'KEEP_ALIVE', 'UPLOAD_LIMITS', 'KEY_PARAMS',
@@ -21,8 +22,9 @@ MAX_HEADER = 16 * 1024  # bytes of request line plus headers
 BODY_TIMEOUT = 30.0  # seconds for a bounded body to arrive in full
 HEADER_TIMEOUT = 10.0  # seconds for a request's line and headers to arrive
 KEEP_ALIVE = 5  # seconds an idle keep-alive connection is held
-# The multipart upload routes bound their own bodies (a per-file limit, streamed to disk), so no global cap here.
-UPLOAD_LIMITS = {"POST /kb/documents": None}
+# The multipart upload routes bound their own bodies (a per-file limit, streamed to disk), so no global cap here;
+# OpenAI's chat route gets a larger one, since its clients send the whole conversation with each question.
+UPLOAD_LIMITS = {"POST /kb/documents": None, "POST /v1/chat/completions": CHAT_BODY}
 KEY_PARAMS = frozenset({"api_key", "apikey", "api-key", "key", "token", "access_token", "x-api-key"})
 
 # %% ../../nbs/rag/39c_limits.ipynb #a32732b1
@@ -42,12 +44,10 @@ def body_limit(scope:dict, # the ASGI scope
     return default
 
 # %% ../../nbs/rag/39c_limits.ipynb #e60be6d4
-_OPENAI_KINDS = {400: "invalid_request_error", 408: "timeout", 413: "request_too_large"}
-
 def error_body(scope:dict, status:int, message:str) -> dict:
     "An error as the route's clients read it: OpenAI's shape under `/v1/`, the service's own elsewhere."
-    if not scope.get("path", "").startswith("/v1/"): return {"error": message}
-    return {"error": {"message": message, "type": "invalid_request_error", "code": _OPENAI_KINDS.get(status)}}
+    path = scope.get("path", "")
+    return openai_error_body(status, message, path=path) if path.startswith("/v1/") else {"error": message}
 
 async def send_json(send:Callable, status:int, body:dict, headers:Optional[list]=None) -> None:
     "Send a whole JSON response through an ASGI `send`."

@@ -6,7 +6,8 @@
 from __future__ import annotations
 import operator
 from dataclasses import dataclass
-from typing import Annotated, Any, Dict, List, Literal, Optional, TypedDict
+from typing import Annotated, Any, Dict, List, Literal, Optional
+from typing_extensions import TypedDict  # pydantic, hence LangGraph's JSON schemas, needs this one before Python 3.12
 
 # %% auto #0
 __all__ = ['Pattern', 'merge_or_reset', 'merge_metadata', 'MultiAgentState', 'create_initial_state', 'Limits']

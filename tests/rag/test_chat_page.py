@@ -1,5 +1,7 @@
 """The chat page in Debian's headless Chromium (Playwright, the system browser: nothing is downloaded), against the real
-service on loopback: type a question, see the answer stream in and a citation appear; upload a document; continue."""
+service on loopback: type a question, see the answer stream in and a citation appear; upload a document; continue.
+On a phone (390x844, touch) and a desktop (1280x800) every control is visible, on top at its centre and usable;
+the screenshots are kept in tests/out/ (or $GAIA_MAS_CHAT_SCREENSHOT's folder)."""
 import os
 from pathlib import Path
 import pytest
@@ -13,6 +15,10 @@ from gaia_mas.rag.system import make_rag_system
 CHROMIUM = "/usr/bin/chromium"
 KEY = "page-key"
 SHOT = os.environ.get("GAIA_MAS_CHAT_SCREENSHOT")  # where to keep the screenshot; the test's tmp folder if unset
+OUT = Path(SHOT).parent if SHOT else Path(__file__).resolve().parents[1]/"out"  # the phone and desktop screenshots
+SCREENS = {"phone": {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True},
+           "desktop": {"viewport": {"width": 1280, "height": 800}}}
+CONTROLS = ["#pattern", "#key", "#new", "#question", "#send", "#files", "#upload"]
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="no system chromium at /usr/bin/chromium")]
 
 @pytest.fixture(scope="module")
@@ -23,15 +29,34 @@ def server(tmp_path_factory):
     with LiveServer(create_app(system, api_key=KEY)) as url: yield url
 
 @pytest.fixture
-def page(server):
+def browser():
     pw_api = pytest.importorskip("playwright.sync_api")
     with pw_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.goto(server + "/")
-        page.fill("#key", KEY); page.dispatch_event("#key", "change")
-        yield page
+        yield browser
         browser.close()
+
+def open_page(browser, server, **context):
+    "The chat page in a new context (viewport, touch), the key typed in."
+    page = browser.new_context(**(context or {"viewport": {"width": 1280, "height": 900}})).new_page()
+    page.goto(server + "/")
+    page.fill("#key", KEY); page.dispatch_event("#key", "change")
+    return page
+
+@pytest.fixture
+def page(browser, server): return open_page(browser, server)
+
+# Where the control is on screen, and whether it is the element a finger or a pointer at its centre reaches.
+REACH = """sel => { const e = document.querySelector(sel); e.scrollIntoView({block: "center"});
+  const r = e.getBoundingClientRect(), x = r.left + r.width / 2, y = r.top + r.height / 2;
+  const top = document.elementFromPoint(x, y);
+  return {visible: r.width > 0 && r.height > 0 && x >= 0 && x <= innerWidth && y >= 0 && y <= innerHeight,
+          on_top: !!top && (top === e || e.contains(top)), top: top ? top.id || top.tagName : null, width: r.width}; }"""
+
+def reached(page, sel:str) -> dict:
+    where = page.evaluate(REACH, sel)
+    assert where["visible"] and where["on_top"], (sel, where)
+    return where
 
 def test_question_streams_in_with_citations(page, tmp_path):
     page.select_option("#pattern", "sequential")
@@ -69,3 +94,40 @@ def test_a_wrong_key_shows_the_error(page):
     page.fill("#key", "wrong"); page.fill("#question", "What is a circuit breaker?"); page.click("#send")
     page.wait_for_selector(".msg.assistant.error", timeout=30_000)
     assert "API key" in page.text_content(".msg.assistant.error")
+
+
+@pytest.mark.parametrize("screen", SCREENS)
+def test_every_control_is_reachable_and_usable(browser, server, screen, tmp_path):
+    page = open_page(browser, server, **SCREENS[screen])
+    press = (lambda sel: page.locator(sel).first.tap(timeout=5000)) if screen == "phone" else \
+            (lambda sel: page.locator(sel).first.click(timeout=5000))
+    for sel in CONTROLS: reached(page, sel)
+    page.select_option("#pattern", "sequential")
+    page.fill("#question", "What is a circuit breaker?"); reached(page, "#send"); press("#send")
+    page.wait_for_selector(".msg.assistant[data-state=done]", timeout=60_000)
+    answer = page.locator(".msg.assistant").first
+    assert answer.bounding_box()["width"] > 0.6 * SCREENS[screen]["viewport"]["width"] - 40  # not a word a line
+    reached(page, ".citation summary"); press(".citation summary")
+    passage = reached(page, ".citation .passage")
+    assert passage["width"] > 150 and len(page.locator(".citation .passage").first.text_content()) > 20
+    files = [tmp_path/"bulkheads.md", tmp_path/"retries.md"]
+    for f in files: f.write_text(f"# {f.stem}\n\n## Idea\n\nA {f.stem} note for the upload test.\n")
+    page.set_input_files("#files", [str(f) for f in files]); reached(page, "#upload"); press("#upload")
+    page.wait_for_function("() => document.querySelectorAll('#upload-status div').length == 2", timeout=30_000)
+    assert [d.text_content().split(":")[0] for d in page.locator("#upload-status div").all()] == \
+           ["uploads/bulkheads.md", "uploads/retries.md"]
+    OUT.mkdir(parents=True, exist_ok=True)  # the answer, an opened citation with its passage, two uploads
+    page.screenshot(path=str(OUT/f"chat_page_{screen}.png"), full_page=True)
+    reached(page, "#new"); press("#new")
+    assert page.locator(".msg").count() == 0
+
+def test_an_error_clears_the_old_citations_and_says_what_to_do(page):
+    page.select_option("#pattern", "sequential")
+    page.fill("#question", "What is a circuit breaker?"); page.click("#send")
+    page.wait_for_selector(".msg.assistant[data-state=done]", timeout=60_000)
+    assert page.locator(".citation").count() >= 1
+    page.fill("#key", "wrong"); page.fill("#question", "How does it recover?"); page.click("#send")
+    page.wait_for_selector(".msg.assistant.error", timeout=30_000)
+    assert page.locator(".citation").count() == 0 and "failed" in page.text_content("#citations")
+    shown = page.text_content(".msg.assistant.error")
+    assert "API key field" in shown and "Bearer" not in shown, shown

@@ -96,6 +96,7 @@ def test_wrong_or_missing_key_is_401_in_openai_shape(server):
                           default_headers={} if key else {"Authorization": ""})
         with pytest.raises(openai.AuthenticationError) as e: c.models.list()
         assert e.value.status_code == 401 and e.value.body["code"] == "invalid_api_key"
+        assert e.value.body["type"] == "authentication_error"  # clients that read the type (litellm) see the same
     r = httpx.post(f"{server}/v1/chat/completions", json={"model": "auto", "messages": [{"role": "user", "content": Q}]})
     assert r.status_code == 401 and set(r.json()["error"]) == {"message", "type", "code"}
 
@@ -113,11 +114,31 @@ def test_streamed_errors_come_before_the_stream(client):
     with pytest.raises(openai.NotFoundError):
         list(client.chat.completions.create(model="nope", messages=[{"role": "user", "content": Q}], stream=True))
 
-def test_oversized_body_is_413(client):
+def test_a_long_conversation_is_answered_and_an_oversized_one_is_413_with_advice(client):
+    turn = [{"role": "user", "content": "x" * 40_000}, {"role": "assistant", "content": "noted"}]
+    long = client.chat.completions.create(model="sequential", messages=turn * 20 + [{"role": "user", "content": Q}])
+    assert long.choices[0].message.content  # 800 kB of history: over the other routes' 64,000 bytes, answered here
     with pytest.raises(openai.APIStatusError) as e:
-        client.chat.completions.create(model="auto", messages=[{"role": "user", "content": "x" * 3000}] * 30)
+        client.chat.completions.create(model="auto", messages=turn * 30 + [{"role": "user", "content": Q}])
     assert e.value.status_code == 413 and e.value.body["code"] == "request_too_large"
+    assert "over 1000000 bytes" in e.value.message and "session_id" in e.value.message
 
-def test_the_spec_endpoints_still_answer(server):
+def test_max_tokens_cuts_the_answer_plain_and_streamed(client):
+    from gaia_mas.rag.sessions import count_tokens
+    r = client.chat.completions.create(model="sequential", messages=[{"role": "user", "content": Q}], max_tokens=5)
+    assert r.choices[0].finish_reason == "length" and 0 < count_tokens(r.choices[0].message.content) <= 5
+    chunks = list(client.chat.completions.create(model="sequential", messages=[{"role": "user", "content": Q}],
+                                                 max_completion_tokens=5, stream=True))
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert 0 < count_tokens(text) <= 5 and [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "length"
+    with pytest.raises(openai.BadRequestError):
+        client.chat.completions.create(model="sequential", messages=[{"role": "user", "content": Q}], max_tokens=0)
+
+def test_one_model_is_retrieved(client):
+    assert [client.models.retrieve(m).id for m in PATTERNS] == list(PATTERNS)
+    with pytest.raises(openai.NotFoundError) as e: client.models.retrieve("gpt-4o")
+    assert e.value.body["code"] == "model_not_found"
+
+def test_the_service_endpoints_still_answer(server):
     r = httpx.post(f"{server}/multiagent/sequential/chat", json={"question": Q}, headers={"X-API-Key": KEY}, timeout=60)
     assert r.status_code == 200 and r.json()["answer"]
