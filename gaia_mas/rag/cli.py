@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 from ..core.settings import default_sessions, redact
 from ..core.guards import printable
+from .kb_search import check_metadata
 from ..core.utils import run_sync
 
 # %% auto #0
@@ -33,7 +34,7 @@ def parse_meta(items:Sequence[str], # the --meta arguments
         k, eq, v = it.partition("=")
         if not eq or not k.strip() or not v.strip(): raise ValueError(f"malformed --meta {it!r}: expected key=value, e.g. --meta team=payments")
         out[k.strip()] = _value(k.strip(), v)
-    return out
+    return check_metadata(out, "--meta")
 
 _OPS = [(">=", "gte"), ("<=", "lte"), ("^=", "prefix"), (">", "gt"), ("<", "lt"), ("=", None)]
 
@@ -336,6 +337,8 @@ def _serve_parser(sub, add_model_options) -> None:
                                       "(default: the KB's Postgres, else a SQLite file beside the KB)")
     v.add_argument("--max-upload-mb", type=float, default=25,
                    help="megabytes in one file uploaded to POST /kb/documents (default 25)")
+    v.add_argument("--grace", type=float, default=60,
+                   help="seconds a process stopped by SIGTERM gives the answers in flight before it exits (default 60)")
     _session_options(v); add_model_options(v); v.set_defaults(func=cmd_serve)
 
 def _sessions_parsers(rag) -> None:
