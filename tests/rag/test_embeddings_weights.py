@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import gaia_mas.rag.embeddings as E
-from pg_server import free_port  # tests/support is on sys.path (pytest.ini)
+from gaia_mas.core.pg_server import free_port
 from gaia_mas.rag.ingest import sample_dir
 
 HIDDEN = "import gaia_mas.rag.embeddings as E; E.installed_weights = lambda: None; "  # as if only gaia_mas were installed
