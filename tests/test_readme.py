@@ -102,6 +102,8 @@ def checkout_in(folder:Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
+@pytest.mark.real_server  # the README starts the local model and the service
 def test_readme_runs_as_written(tmp_path, capsys):
     if not (ROOT/".venv"/"bin"/"activate").exists():
         pytest.skip("the README's commands run in the checkout's .venv: run make install first")

