@@ -10,6 +10,7 @@ from typing import Optional, Sequence
 from ..core.settings import default_sessions, redact
 from ..core.guards import printable
 from ..core.utils import run_sync
+from .rules import PATTERN_CHOICES
 
 # %% auto #0
 __all__ = ['parse_meta', 'parse_filters', 'cmd_ingest', 'cmd_embed', 'cmd_rm', 'cmd_search', 'cmd_stats', 'cmd_rag_ask',
@@ -319,7 +320,7 @@ def _ask_parser(rag, add_model_options) -> None:
     "`rag ask`: one question through a workflow."
     a = rag.add_parser("ask", help="answer a question from the knowledge base with a multi-agent workflow")
     a.add_argument("question"); _kb_option(a)
-    a.add_argument("--pattern", choices=["sequential", "parallel", "supervisor", "auto"], default="auto")
+    a.add_argument("--pattern", choices=PATTERN_CHOICES, default="auto")
     a.add_argument("--session-id", help="continue a conversation"); a.add_argument("--json", action="store_true")
     _session_options(a); add_model_options(a); a.set_defaults(func=guarded(cmd_rag_ask))
 

@@ -11,17 +11,17 @@ from fastapi import Depends, FastAPI, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.tracers.context import register_configure_hook
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from .rules import (PATTERN_CHOICES, SSE_HEADERS, InvalidRequest, check_flag, check_question,
+                                check_session_id, check_text)
 
 # %% auto #0
-__all__ = ['MODELS', 'MAX_QUESTION', 'UsageCounter', 'counting_usage', 'ChatMessage', 'ChatCompletionRequest', 'ChatError',
-           'conversation', 'Turn', 'read_turn', 'seed', 'forget', 'citations', 'completion', 'ChunkWriter',
-           'openai_error', 'OpenAIErrors', 'add_openai_routes']
+__all__ = ['MODELS', 'UsageCounter', 'counting_usage', 'ChatMessage', 'ChatCompletionRequest', 'ChatError', 'conversation',
+           'Turn', 'read_turn', 'seed', 'forget', 'citations', 'completion', 'ChunkWriter', 'openai_error',
+           'OpenAIErrors', 'add_openai_routes']
 
 # %% ../../nbs/rag/39a_openai.ipynb #d378f445
-MODELS = ("sequential", "parallel", "supervisor", "auto")  # a client's `model` is the pattern that answers
-MAX_QUESTION = 4000  # characters in the question (the last user message)
-_SESSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}")
+MODELS = PATTERN_CHOICES  # a client's `model` is the pattern that answers
 
 # %% ../../nbs/rag/39a_openai.ipynb #0e393e8f
 _FIELDS = (("prompt_tokens", "input_tokens"), ("completion_tokens", "output_tokens"), ("total_tokens", "total_tokens"))
@@ -62,14 +62,15 @@ class ChatCompletionRequest(BaseModel):
         {"model": "sequential", "messages": [{"role": "user", "content": "What is a circuit breaker?"}]}]})
     model: str = Field(description="the pattern: sequential, parallel, supervisor or auto")
     messages: list[ChatMessage] = Field(description="the conversation; the last user message is the question")
-    stream: bool = False
+    stream: bool = Field(False, description="send the answer as `chat.completion.chunk` events (JSON true or false)")
     stream_options: Optional[dict] = None
     metadata: Optional[dict] = Field(None, description="`session_id` keeps the conversation on the server")
+    _stream = field_validator("stream", mode="before")(lambda v: check_flag(v, "stream"))
 
-class ChatError(ValueError):
+class ChatError(InvalidRequest):
     "A request the service refuses, with its HTTP status and OpenAI error code."
     def __init__(self, msg:str, status:int=400, code:Optional[str]=None):
-        super().__init__(msg); self.status, self.code = status, code
+        super().__init__(msg, code); self.status = status
 
 # %% ../../nbs/rag/39a_openai.ipynb #10e2ba00
 def _text(content:Any) -> str:
@@ -86,13 +87,10 @@ def conversation(messages:list[ChatMessage], # the request's messages
     if not users:
         raise ChatError("messages has no user turn: end the conversation with a message of role 'user'",
                         code="no_user_message")
-    q = _text(messages[users[-1]].content)
-    if not q.strip():
-        raise ChatError("the last user message is empty: send the question as its content", code="empty_question")
-    if len(q) > MAX_QUESTION:
-        raise ChatError(f"the question is over {MAX_QUESTION} characters: shorten it", code="question_too_long")
+    q = check_question(_text(messages[users[-1]].content))
     turns, asked = [], None
-    for m in messages[:users[-1]]:
+    for i, m in enumerate(messages[:users[-1]]):
+        check_text(_text(m.content), f"message {i + 1}")
         if m.role == "user": asked = _text(m.content)
         elif m.role == "assistant" and asked is not None:
             turns.append({"question": asked, "answer": _text(m.content), "at": len(turns)}); asked = None
@@ -111,16 +109,14 @@ class Turn:
 def read_turn(body:ChatCompletionRequest, # the request
               header_session:Optional[str]=None, # the `X-Session-ID` header
              ) -> Turn:
-    "The turn a request asks for; a `ChatError` (400 or 404) naming what is wrong."
+    "The turn a request asks for; a `ChatError` (404) or an `InvalidRequest` (400) naming what is wrong."
     pattern = body.model.rsplit("/", 1)[-1].lower()
     if pattern not in MODELS:
         raise ChatError(f"the model {body.model!r} does not exist: use one of {', '.join(MODELS)}", 404,
                         "model_not_found")
     q, history = conversation(body.messages)
     sid = (body.metadata or {}).get("session_id") or header_session
-    if sid is not None and not (isinstance(sid, str) and _SESSION.fullmatch(sid)):
-        raise ChatError("session_id: use 1 to 128 letters, digits and _.:@- (starting with a letter or digit)",
-                        code="invalid_session_id")
+    if sid is not None: check_session_id(sid)
     return Turn(q, history, body.model, pattern, sid or f"oai-{uuid.uuid4().hex}", sid is not None)
 
 # %% ../../nbs/rag/39a_openai.ipynb #68ad7dbd
@@ -227,7 +223,6 @@ class OpenAIErrors:
             await send({"type": "http.response.body", "body": raw})
         await self.app(scope, receive, send_)
 
-
 # %% ../../nbs/rag/39a_openai.ipynb #5786e275
 def _model_card(m:str) -> dict: return {"id": m, "object": "model", "created": 0, "owned_by": "gaia_mas"}
 
@@ -269,7 +264,7 @@ def add_openai_routes(app:FastAPI, # the service's app
               summary="OpenAI-compatible chat, plain or streamed")
     async def chat_completions(body:ChatCompletionRequest, request:Request, x_session_id:Optional[str]=Header(None)):
         try: turn = read_turn(body, x_session_id)
-        except ChatError as e: return openai_error(e.status, str(e), e.code)
+        except InvalidRequest as e: return openai_error(e.status, str(e), e.code)
         if not body.stream: return await _answer(request, turn, run)
         return StreamingResponse(_chunks(request, turn, stream), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+                                 headers=SSE_HEADERS)
