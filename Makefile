@@ -54,6 +54,7 @@ bench: check-venv  ## the benchmarks in bench/ (about an hour; each one also run
 	$(BIN)/python bench/pdf_extractors.py
 	$(BIN)/python bench/harness.py
 	$(BIN)/python bench/sandbox.py
+	$(BIN)/python bench/sandbox_attacks.py
 	$(BIN)/python bench/rag_retrieval.py
 	$(BIN)/python bench/rag_service.py
 	$(BIN)/python bench/rag_kb_scale.py

@@ -6,6 +6,7 @@
 #     bubblewrap     the sandbox of the expert's Python tool (without it code runs unisolated, with a warning)
 #     nodejs, npm    to run the two Node tools below
 #     python3-venv   only when PY cannot create a virtual environment (Debian splits venv out)
+#     haproxy        the load balancer of the scale-out test (tests/rag/test_service_failover.py)
 #   npm, into tools/mcp/node_modules (never global), pinned by tools/mcp/package-lock.json:
 #     @playwright/mcp         the browser's MCP server (gaia_mas.gaia.browser starts it on demand)
 #     @mermaid-js/mermaid-cli mmdc, draws the graph to a PNG in the app (PUPPETEER_SKIP_DOWNLOAD: it drives Debian's chromium)
@@ -25,6 +26,7 @@ enables() {  # what a package enables (a function, not an associative array: mac
     nodejs) echo "the browser's MCP server and mermaid-cli";;
     npm) echo "installing the browser's MCP server and mermaid-cli into tools/mcp";;
     python3-venv) echo "make install's virtual environment (.venv)";;
+    haproxy) echo "the load balancer of the scale-out test (several hosts, a crash, a rolling restart)";;
   esac
 }
 need=()
@@ -33,6 +35,7 @@ command -v tesseract >/dev/null || need+=(tesseract-ocr)
 command -v bwrap >/dev/null || need+=(bubblewrap)
 command -v node >/dev/null || need+=(nodejs)
 command -v npm >/dev/null || need+=(npm)
+command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] || need+=(haproxy)
 if command -v "$py" >/dev/null && ! "$py" -c "import ensurepip, venv" 2>/dev/null; then need+=(python3-venv); fi
 
 sudo=""

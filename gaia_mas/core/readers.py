@@ -45,10 +45,12 @@ def decode_text(data:bytes, # the file's bytes
     except UnicodeDecodeError: return data.decode("cp1252", errors="replace")
 
 def plain_text(path:str|Path) -> str:
-    "The text of a text, code, CSV or JSON file; JSON pretty-printed."
-    data = Path(path).read_bytes()
-    if b"\x00" in data[:4096] and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise ValueError("this looks like a binary file, not text; use read_attachment, which picks the reader by type")
+    "The text of a text, code, CSV or JSON file; JSON pretty-printed; a binary file is refused once its first 4 KB are read."
+    with open(path, "rb") as f:
+        data = f.read(4096)
+        if b"\x00" in data and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+            raise ValueError("this looks like a binary file, not text; use read_attachment, which picks the reader by type")
+        data += f.read()
     text = decode_text(data)
     if Path(path).suffix.lower() in (".json", ".jsonld"): text = json.dumps(json.loads(text), indent=1,
                                                                             ensure_ascii=False)

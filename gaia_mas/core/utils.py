@@ -11,7 +11,7 @@ from typing import Any, Awaitable, Callable, Optional
 
 # %% auto #0
 __all__ = ['log', 'run_sync', 'truncate_text', 'deadline_scope', 'time_left', 'call_timeout', 'prompts_dir',
-           'load_prompt_from_file']
+           'load_prompt_from_file', 'exit_with_parent']
 
 # %% ../../nbs/core/00_utils.ipynb #4bfd04b6
 log = logging.getLogger(__name__)
@@ -94,3 +94,14 @@ def load_prompt_from_file(file_path:str|Path, # the prompt file
         raise Exception(f"Error reading prompt file {file_path}: {e}") from e
     log.debug("Loaded prompt from %s", file_path)
     return text
+
+# %% ../../nbs/core/00_utils.ipynb #7740715c
+def exit_with_parent(code:int=0, # the exit status of this process once its parent is gone
+                    ) -> bool:
+    "In a `multiprocessing` child: end this process as soon as its parent dies. False (nothing done) elsewhere."
+    import multiprocessing
+    parent = multiprocessing.parent_process()
+    if parent is None: return False
+    def watch(): parent.join(); os._exit(code)  # `join` waits on the parent's sentinel
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+    return True

@@ -11,8 +11,8 @@ from typing import Optional, Sequence
 from ..core.settings import add_model_options, cache_dir
 
 # %% auto #0
-__all__ = ['GOLD_KEYS', 'log_path', 'logs_dir', 'session', 'cmd_ask', 'cmd_run', 'gold_of_results', 'cmd_score',
-           'cmd_course_fetch', 'cmd_course_submit', 'add_gaia_parsers']
+__all__ = ['GOLD_KEYS', 'REQUIRE_SANDBOX_HELP', 'log_path', 'logs_dir', 'session', 'cmd_ask', 'cmd_run', 'gold_of_results',
+           'cmd_score', 'cmd_course_fetch', 'cmd_course_submit', 'add_gaia_parsers']
 
 # %% ../../nbs/gaia/28_cli.ipynb #7c8be0a9
 def log_path(folder:Path, # where the run's logs go
@@ -33,6 +33,9 @@ def session(args:argparse.Namespace, # parsed options, see `add_model_options`
     from gaia_mas.gaia.config import load_baseline_prompts, make_agent_configs
     from gaia_mas.gaia.runner import build_app, open_checkpointer, run_logging
     with contextlib.ExitStack() as stack:
+        if getattr(args, "require_sandbox", False):
+            from fastcore.xtras import modified_env
+            stack.enter_context(modified_env(GAIA_MAS_SANDBOX="bwrap"))  # checked when the graph is built, below
         stack.enter_context(run_logging(log_file, args.verbose))
         saver = stack.enter_context(open_checkpointer(args.cache_dir, args.memory))
         extra = {"base_url": args.base_url} if args.base_url else {}
@@ -41,7 +44,9 @@ def session(args:argparse.Namespace, # parsed options, see `add_model_options`
         if args.provider != "scripted":
             from gaia_mas.core.llm import llm_factory
             from gaia_mas.gaia.browser import auto_browser
+            from gaia_mas.gaia.expert_tools import sandbox_mode
             llm_factory(configs["planner"])   # a missing key stops here, before a browser starts
+            sandbox_mode()  # one line when model-written code would run unisolated; --require-sandbox refuses here
             stack.enter_context(auto_browser())
         app, tracer = build_app(configs, args.provider, saver, args.trace, args.llm_timeout, args.max_retries,
                                 args.rps, args.latency, args.dry_answer, getattr(args, "dry_wrong", 0.0),
@@ -170,6 +175,9 @@ def cmd_course_submit(args:argparse.Namespace) -> int:
     return 0
 
 # %% ../../nbs/gaia/28_cli.ipynb #ede88148
+REQUIRE_SANDBOX_HELP = ("refuse to start unless the expert's Python can run isolated under bubblewrap (the same as "
+                        "GAIA_MAS_SANDBOX=bwrap); without it a run that cannot isolate the code says so in one line")
+
 def _run_parser(sub) -> None:
     "The `run` command's options."
     p = sub.add_parser("run", help="answer a task file, concurrently and resumably")
@@ -195,6 +203,7 @@ def _run_parser(sub) -> None:
     p.add_argument("--dry-wrong", type=float, default=0.0,
                    help="dry run: the share of runs that answer wrongly, drawn with --seed")
     p.add_argument("--seed", type=int, default=0, help="dry run: the seed of --dry-wrong")
+    p.add_argument("--require-sandbox", action="store_true", help=REQUIRE_SANDBOX_HELP)
     add_model_options(p); p.set_defaults(func=cmd_run)
 
 def _course_parser(sub) -> None:
@@ -219,6 +228,7 @@ def add_gaia_parsers(sub) -> None:
     a.add_argument("question"); a.add_argument("--file", help="the question's attachment")
     a.add_argument("--timeout", type=float, default=1800,
                    help="seconds for the question before it ends as a timeout (as in run)")
+    a.add_argument("--require-sandbox", action="store_true", help=REQUIRE_SANDBOX_HELP)
     add_model_options(a); a.set_defaults(func=cmd_ask)
     _run_parser(sub)
     s = sub.add_parser("score", help="score a results file with the official GAIA scorer")

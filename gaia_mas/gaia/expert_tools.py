@@ -10,11 +10,12 @@ from typing import Callable, Iterable, Optional
 from fastcore.basics import patch
 from langchain_core.tools import BaseTool, tool
 from ..core.utils import call_timeout, truncate_text
+from .integrity import attachment_problem, file_gold_reason
 
 # %% auto #0
-__all__ = ['log', 'SYSTEM_DIRS', 'doc_tool', 'tool_budget', 'ToolSet', 'unit_registry', 'unit_converter', 'calculator',
-           'SandboxError', 'sandbox_mode', 'PythonSession', 'run_python', 'python_session', 'python_repl_tool',
-           'get_expert_tools']
+__all__ = ['log', 'SYSTEM_DIRS', 'SCRATCH', 'doc_tool', 'tool_budget', 'ToolSet', 'unit_registry', 'unit_converter', 'calculator',
+           'SandboxError', 'sandbox_mode', 'process_tree_usage', 'PythonSession', 'run_python', 'python_session',
+           'python_repl_tool', 'get_expert_tools']
 
 # %% ../../nbs/gaia/13_expert_tools.ipynb #6738dba8
 log = logging.getLogger(__name__)
@@ -67,7 +68,7 @@ _MAX_QTY, _MAX_UNIT = 200, 100
 _EXPONENT = re.compile(r"\s*[-+]?\d{1,3}(?:\.\d{1,3})?(?![\d.])(?!\s*(?:\*\*|\^))")  # a small number, not raised again
 
 def _bad_power(text:str) -> bool:
-    "Whether `text` raises anything but a unit name to a small plain number (pint would compute `9**9**9` exactly, for ever)."
+    "Whether `text` raises anything but a unit name to a small number (pint computes `9**9**9` exactly, for ever)."
     for m in re.finditer(r"\*\*|\^", text):
         before = text[:m.start()].rstrip()
         if not before or not (before[-1].isalpha() or before[-1] == "_") or not _EXPONENT.match(text, m.end()):
@@ -81,7 +82,8 @@ def _check_unit_text(text:str, what:str, limit:int):
         raise ValueError(f"The {what} is {len(text):,} characters long; at most {limit} are accepted.")
     if _bad_power(text):
         raise ValueError(
-            f"Powers in the {what} must raise a unit name to a plain number of at most 3 digits, as in 'm**2/s**2' or 's^-1'."
+            f"Powers in the {what} must raise a unit name to a plain number of at most 3 digits, "
+            "as in 'm**2/s**2' or 's^-1'."
         )
 
 def _quantity(text:str):
@@ -126,7 +128,7 @@ _BIG_ARG = {
 _MAX_BITS, _MAX_CHARS, _MAX_NODES, _MAX_DEPTH, _MAX_SHOWN = 100_000, 1_000, 400, 40, 1_000
 
 def _check_tree(tree:ast.AST):
-    "Refuse, before anything is computed, a tree that is too big or too deep, or that builds a list anywhere but as the argument of `min`, `max`, `sum`, `fsum` or `prod`."
+    "Refuse, before anything is computed, a tree too big or too deep, or a list not the argument of `min`, `max`..."
     todo, seen = [(tree, 0, False)], 0
     while todo:
         node, depth, list_ok = todo.pop()
@@ -188,7 +190,7 @@ def _eval(node):
     raise ValueError(f"not allowed in a calculator expression: {ast.dump(node)[:60]}")
 
 def _show(x) -> str:
-    "The result as text: integers too long to print in full in scientific notation, everything cut to a few hundred characters."
+    "The result as text: an integer too long to print in scientific notation, anything cut to a thousand characters."
     if isinstance(x, int) and not isinstance(x, bool) and x.bit_length() > 13_000:  # Python prints at most 4,300 digits
         e = int(math.log10(abs(x))); m = abs(x) // 10 ** max(e - 15, 0)
         return f"{'-' if x < 0 else ''}{str(m)[0]}.{str(m)[1:16]}e+{e} (an integer of about {e + 1:,} digits)"
@@ -275,9 +277,10 @@ _SAFE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHOND
              "MKL_NUM_THREADS": "1", "TMPDIR": "/tmp"}
 
 def _sandbox_env(home:str, marker:str) -> dict:
-    "The whole environment of the worker: a few harmless settings, never a variable of the runner (API keys...)."
+    "The whole environment of the sandbox, bubblewrap's too: a few harmless settings, never the runner's (API keys)."
     return _SAFE_ENV | {"HOME": home, "GAIA_MAS_SANDBOX_SESSION": marker}
 
+# %% ../../nbs/gaia/13_expert_tools.ipynb #8e7c874c
 _ETC = (
     "/etc/ld.so.cache",
     "/etc/ld.so.conf",
@@ -325,47 +328,43 @@ def _parents(paths:Iterable[str]) -> list[str]:
     keep = (d for d in found if d not in ("/", "/tmp", "/etc") and not d.startswith("/etc/") and not _system_bound(d))
     return sorted(keep, key=lambda d: (d.count("/"), d))
 
-def _bwrap_command(bwrap:str, scratch:str, env:dict, files:Iterable[str]=()) -> list[str]:
-    "The bubblewrap command line that starts the worker with nothing but the system, Python, its scratch folder and `files`."
-    ns = (
-        ["--unshare-all"]
-        if os.geteuid()
-        else [
-            "--unshare-ipc",
-            "--unshare-pid",
-            "--unshare-net",
-            "--unshare-uts",
-            "--unshare-cgroup-try",
-            "--cap-add",
-            "CAP_SETUID",
-            "--cap-add",
-            "CAP_SETGID",
-        ]
-    )  # as root: no user namespace; the worker drops to nobody
-    cmd = [bwrap, *ns, "--die-with-parent", "--new-session", "--clearenv"]
-    for k, v in env.items(): cmd += ["--setenv", k, v]
-    cmd += (
-        _system_binds()
-    )  # bwrap mounts in order: /tmp first, so what is bound below may live under it (a venv in /tmp)
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--size", str(64 * 2**20), "--perms", "1777", "--tmpfs", "/tmp"]
+# %% ../../nbs/gaia/13_expert_tools.ipynb #ce782478
+SCRATCH = "/tmp/work"  # the code's working folder and HOME inside the sandbox, on its private tmpfs
+
+def _namespaces() -> list[str]:
+    "bwrap's namespace options: all for a user; as root all but the user namespace (the worker drops to nobody)."
+    if os.geteuid(): return ["--unshare-all"]
+    return ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+            "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+
+def _bwrap_command(bwrap:str, # the bwrap program
+                   files:Iterable[str]=(), # files the code may read, each bound alone
+                   scratch_mb:int=256, # the size of the private /tmp, the only place the code may write
+                  ) -> list[str]:
+    "The bubblewrap command line that starts the worker with only the system, Python, `files` and a private /tmp."
+    shm = min(16, max(1, scratch_mb // 8))  # /dev/shm, for multiprocessing's semaphores, takes its share of the files
+    cmd = [bwrap, *_namespaces(), "--die-with-parent", "--new-session", *_system_binds(), "--proc", "/proc"]
+    cmd += ["--dev", "/dev", "--size", str(shm * 2**20), "--perms", "1777", "--tmpfs", "/dev/shm"]
+    cmd += ["--remount-ro", "/dev"]  # the rest of /dev, a tmpfs of no size limit, is read-only
+    cmd += ["--size", str((scratch_mb - shm) * 2**20), "--perms", "1777", "--tmpfs", "/tmp"]
+    cmd += ["--perms", "1777", "--dir", SCRATCH, "--chdir", SCRATCH]
     for d in _parents(_python_dirs()): cmd += ["--perms", "0755", "--dir", d]  # bwrap would make them 0700
     for d in _python_dirs():
         if not _system_bound(d): cmd += ["--ro-bind", d, d]  # what is not already bound with the system
-    cmd += ["--bind", scratch, scratch, "--chdir", scratch]
     for d in _parents(files): cmd += ["--perms", "0755", "--dir", d]
     for f in files: cmd += ["--ro-bind", f, f]  # each file alone, never its folder
-    cmd += ["--remount-ro", "/"]  # the sandbox's own root folder too: only the scratch folder and /tmp are writable
+    cmd += ["--remount-ro", "/"]  # the sandbox's own root folder too: only /tmp and /dev/shm are writable
     return cmd + ["--", sys.executable, "-I", "-c"]
 
+# %% ../../nbs/gaia/13_expert_tools.ipynb #448e4f13
 @functools.cache
 def _bwrap_problem(bwrap:str) -> Optional[str]:
     "None when bubblewrap at `bwrap` can start Python in the sandbox here, else what went wrong (probed once per path)."
     if not sys.platform.startswith("linux"): return f"bubblewrap needs Linux, this is {sys.platform}"
     if not bwrap: return "bwrap is not installed"
-    with tempfile.TemporaryDirectory(prefix="gaia_probe_") as d:
-        try: p = subprocess.run(_bwrap_command(bwrap, d, _SAFE_ENV) + ["print('ok')"], capture_output=True, text=True,
-                                timeout=30, stdin=subprocess.DEVNULL)
-        except (OSError, subprocess.TimeoutExpired) as e: return f"bwrap failed to start: {e}"
+    try: p = subprocess.run(_bwrap_command(bwrap) + ["print('ok')"], capture_output=True, text=True, timeout=30,
+                            stdin=subprocess.DEVNULL, env=_SAFE_ENV)
+    except (OSError, subprocess.TimeoutExpired) as e: return f"bwrap failed to start: {e}"
     if p.stdout.strip() != "ok": return f"bwrap failed: {(p.stderr.strip() or 'no output')[:200]}"
     return None
 
@@ -373,32 +372,37 @@ def _bwrap_problem(bwrap:str) -> Optional[str]:
 class SandboxError(RuntimeError):
     "The sandbox that was asked for cannot run on this machine."
 
-_warned = []
+def _unisolated_line(problem:str) -> str:
+    "The one console line that says model code runs unisolated, why, and the fix."
+    if problem.startswith("GAIA_MAS_SANDBOX="): fix = "unset GAIA_MAS_SANDBOX to run it under bubblewrap"
+    elif "not installed" in problem: fix = "install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap)"
+    else: fix = "make bubblewrap work here (it needs unprivileged user namespaces)"
+    return (f"gaia-mas: warning: model-written Python runs UNISOLATED, with your files, processes and API keys in "
+            f"reach ({problem}). Fix: {fix}; --require-sandbox or GAIA_MAS_SANDBOX=bwrap refuses to run without it.")
+
+_told = []
+def _tell_once(line:str):
+    "Print `line` on the console (standard error) and log it, once per process."
+    if _told: return
+    _told.append(line); log.warning("%s", line); print(line, file=sys.stderr, flush=True)
+
 def sandbox_mode() -> str:
-    "How model code runs: 'bwrap' (isolated) or 'process' (unisolated child), from `GAIA_MAS_SANDBOX` and what works here."
+    "How model code runs, 'bwrap' (isolated) or 'process' (unisolated), from `GAIA_MAS_SANDBOX` and what works here."
     want = os.environ.get("GAIA_MAS_SANDBOX", "").strip().lower() or "auto"
     if want not in ("auto", "bwrap", "process"):
         raise SandboxError(f"GAIA_MAS_SANDBOX={want!r} is not one of bwrap, process; unset it to pick automatically.")
-    if want == "process": return "process"
-    problem = _bwrap_problem(shutil.which("bwrap") or "")
+    problem = "GAIA_MAS_SANDBOX=process" if want == "process" else _bwrap_problem(shutil.which("bwrap") or "")
     if problem is None: return "bwrap"
     if want == "bwrap":
-        raise SandboxError(f"GAIA_MAS_SANDBOX=bwrap, but bubblewrap cannot run here: {problem}. "
-                           "Install it (Debian/Ubuntu: apt-get install bubblewrap) or unset GAIA_MAS_SANDBOX.")
-    if not _warned:
-        _warned.append(problem)
-        log.warning(
-            "Model-written Python runs UNISOLATED (a plain child process with a cleared environment and limits): %s. %s",
-            problem,
-            "Install bubblewrap to isolate it."
-            if "not installed" in problem
-            else "bubblewrap is there but cannot start Python: fix that to isolate it, or set GAIA_MAS_SANDBOX=process.",
-        )
+        raise SandboxError(f"GAIA_MAS_SANDBOX=bwrap (or --require-sandbox) runs model-written Python only under "
+                           f"bubblewrap, which cannot run here: {problem}. Install it (Debian/Ubuntu: sudo apt-get "
+                           "install bubblewrap), or drop that setting to run the code unisolated.")
+    _tell_once(_unisolated_line(problem))
     return "process"
 
 # %% ../../nbs/gaia/13_expert_tools.ipynb #341a2619
 def _proc_table() -> dict:
-    "pid -> (parent pid, state, uid, threads) for every process this user can see in /proc; empty where there is no /proc."
+    "pid -> (parent pid, state, uid, threads) for every process this user can see in /proc; empty without /proc."
     table = {}
     with contextlib.suppress(OSError):
         for pid in filter(str.isdigit, os.listdir("/proc")):
@@ -435,7 +439,7 @@ def _nproc_limit(uid:int, margin:int=64) -> int:
     return sum(t for _, _, u, t in _proc_table().values() if u == uid) + margin
 
 def _kill_all(proc:subprocess.Popen, marker:str):
-    "SIGKILL everything the worker started (its tree, its group, strays that carry its marker), then the worker, and reap it."
+    "SIGKILL everything the worker started (its tree, its group, strays with its marker), then the worker; reap it."
     for _ in range(100):
         victims = (_descendants(proc.pid) | _marked(marker)) - {proc.pid}
         if not victims: break
@@ -447,34 +451,69 @@ def _kill_all(proc:subprocess.Popen, marker:str):
     for pid in _marked(marker):  # forked while the worker was dying
         with contextlib.suppress(OSError): os.kill(pid, signal.SIGKILL)
 
+# %% ../../nbs/gaia/13_expert_tools.ipynb #529b720c
+def _tree(root:int) -> list[int]:
+    "`root` and every live process below it, from the kernel's list of each thread's children."
+    if not os.path.exists(f"/proc/{root}/task/{root}/children"): return [root, *_descendants(root)]
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop(); found.append(pid)
+        with contextlib.suppress(OSError, ValueError):
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{tid}/children") as f: todo += map(int, f.read().split())
+    return found
+
+def _resident_kb(pid:int) -> int:
+    "The process's resident size in KB (pages it shares with others included); 0 once it is gone."
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        with open(f"/proc/{pid}/statm") as f: return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+    return 0
+
+def _proportional_kb(pid:int) -> int:
+    "The process's proportional set size in KB (each shared page split among its sharers), else its resident size."
+    with contextlib.suppress(OSError, StopIteration, ValueError):
+        with open(f"/proc/{pid}/smaps_rollup") as f: return next(int(l.split()[1]) for l in f if l.startswith("Pss:"))
+    return _resident_kb(pid)
+
+def _tasks(pid:int) -> int:
+    "The number of threads of a process; 0 once it is gone."
+    try: return len(os.listdir(f"/proc/{pid}/task"))
+    except OSError: return 0
+
+def process_tree_usage(root:int, # the process at the top of the tree
+                       exact_above_mb:float=0, # count shared pages once only when the resident sizes add up to more
+                      ) -> tuple[int, int]:
+    "(tasks, MB): the processes and threads of the tree under `root`, and the memory they hold together."
+    pids = _tree(root)
+    mb = sum(map(_resident_kb, pids)) // 1024  # cheap, and never less than the exact sum
+    if mb > exact_above_mb: mb = sum(map(_proportional_kb, pids)) // 1024
+    return sum(map(_tasks, pids)), mb
+
 # %% ../../nbs/gaia/13_expert_tools.ipynb #1aba3668
-def _gold_attachment(path:str, # the attachment's path
-                    ) -> Optional[str]:
-    "Why the file may hold gold answers (`gaia_mas.gaia.file_tools.gold_reason` on its name, its link target and first megabyte), or None."
-    from gaia_mas.gaia.integrity import gold_reason  # imported here: file_tools imports this module
-    try:
-        with open(path, "rb") as f: head = f.read(2**20)
-    except OSError: head = b""
-    return gold_reason(path) or gold_reason(os.path.realpath(path), head)
+def _attachment_binds(path:Optional[str], # the task's attachment, if any
+                     ) -> tuple[list[str], str]:
+    "The paths to bind for the attachment, and the note that tells the model why it is not there when it is refused."
+    if not isinstance(path, str) or not os.path.lexists(path): return [], ""
+    name = os.path.basename(path)
+    if why := attachment_problem(path): return [], f"Note: {name} is not readable here: {why}."
+    if why := file_gold_reason(path, os.path.realpath(path)):
+        return [], f"Note: {name} is not readable here: {why}; tools never read gold answers."
+    return (sorted({os.path.abspath(path), os.path.realpath(path)}) if os.path.isfile(path) else []), ""
 
 class PythonSession:
     "A sandboxed Python worker whose variables and imports persist between `run` calls, like a notebook kernel."
     def __init__(self, timeout:float=30, # seconds each call may take (cut to the question's deadline)
-                 memory_mb:int=1024, # address-space cap of the worker and of each process it starts
+                 memory_mb:int=1024, # memory the sandbox's processes may hold together; each one's address space
                  attachment:Optional[str]=None, # a file the code may read (read-only), e.g. the task's attachment
                  cpu_s:int=600, # CPU seconds each process of the worker may use in all
                  file_mb:int=256, # the largest file the code may write
+                 max_procs:int=32, # processes and threads the code may run at once
+                 scratch_mb:int=256, # what the sandbox's private /tmp may hold in all (in memory)
                 ):
         self.timeout, self.memory_mb, self.cpu_s, self.file_mb = timeout, memory_mb, cpu_s, file_mb
-        ok = isinstance(attachment, str) and os.path.isfile(attachment)
-        why = _gold_attachment(attachment) if ok else None
-        self.refused = (
-            f"Note: {os.path.basename(attachment)} is not readable here: {why}; tools never read gold answers."
-            if why
-            else ""
-        )
-        self.files = sorted({os.path.abspath(attachment), os.path.realpath(attachment)}) if ok and not why else []
-        self.proc = self.cwd = self.mode = None
+        self.max_procs, self.scratch_mb = max_procs, scratch_mb
+        self.files, self.refused = _attachment_binds(attachment)
+        self.proc = self.cwd = self.scratch = self.mode = self.over = None
         self._lock = threading.RLock()  # `close` may be called from inside `run`
 
     def __enter__(self): return self
@@ -496,7 +535,7 @@ def _write_all(fd:int, data:bytes, deadline:float):
             except OSError: raise _Stopped("exited") from None
 
 def _read_frame(fd:int, nonce:bytes, deadline:float, most:int=8_000_000):
-    "Read one reply `nonce + 8-byte length + JSON` from the non-blocking `fd` before `deadline`; partial output never blocks."
+    "Read one reply `nonce + 8-byte length + JSON` from the non-blocking `fd` before `deadline`; never blocks."
     buf, head = bytearray(), len(nonce) + 8
     with selectors.DefaultSelector() as sel:
         sel.register(fd, selectors.EVENT_READ)
@@ -518,7 +557,7 @@ def _read_frame(fd:int, nonce:bytes, deadline:float, most:int=8_000_000):
 
 # %% ../../nbs/gaia/13_expert_tools.ipynb #1ee3b3bd
 def _per_namespace_nproc() -> bool:
-    "Whether this kernel counts processes per user namespace (Linux 5.14+), so a small process limit works inside bwrap."
+    "Whether this kernel counts processes per user namespace (Linux 5.14+): a small process limit then works in bwrap."
     with contextlib.suppress(ValueError):
         return tuple(int(x) for x in re.findall(r"\d+", os.uname().release)[:2]) >= (5, 14)
     return False
@@ -534,9 +573,11 @@ def _worker_limits(s:PythonSession, uid:Optional[int]) -> dict:
     )
     if sys.platform.startswith("linux"):  # elsewhere the user's processes cannot be counted, so no process cap
         userns = s.mode == "bwrap" and uid is None and _per_namespace_nproc()
-        limits["RLIMIT_NPROC"] = 64 if userns else _nproc_limit(os.getuid() if uid is None else uid)
+        user = os.getuid() if uid is None else uid
+        limits["RLIMIT_NPROC"] = s.max_procs + 1 if userns else _nproc_limit(user, s.max_procs)
     return limits
 
+# %% ../../nbs/gaia/13_expert_tools.ipynb #cd4b6546
 @functools.cache
 def _spawner():
     "One thread, alive as long as the process, that starts every worker."
@@ -544,28 +585,58 @@ def _spawner():
     return ThreadPoolExecutor(1, thread_name_prefix="gaia_mas-sandbox")
 
 def _spawn(cmd:list, **kw) -> subprocess.Popen:
-    "`Popen` from the long-lived spawner thread: `--die-with-parent` fires when the *thread* that started bwrap ends, and tools run in short-lived threads."
+    "`Popen` from the long-lived spawner thread (`--die-with-parent` fires when the *thread* that started bwrap ends)."
     return _spawner().submit(subprocess.Popen, cmd, **kw).result()
 
+def _alive(pid:int) -> bool:
+    "Whether a process with this id exists."
+    try: os.kill(pid, 0)
+    except ProcessLookupError: return False
+    except PermissionError: pass
+    return True
+
+def _host_scratch() -> str:
+    "A new scratch folder on the host for the unisolated worker; first, those of this user's runners that died go."
+    for d in pathlib.Path(tempfile.gettempdir()).glob("gaia_repl_*_*"):
+        pid = d.name.split("_")[2]
+        with contextlib.suppress(OSError):
+            if pid.isdigit() and not _alive(int(pid)) and d.stat().st_uid == os.getuid(): shutil.rmtree(d)
+    return tempfile.mkdtemp(prefix=f"gaia_repl_{os.getpid()}_")
+
+# %% ../../nbs/gaia/13_expert_tools.ipynb #1e0058a6
 @patch
 def _start(self:PythonSession, deadline:float):
-    "Start a fresh worker in a new scratch folder and hand it its limits and its reply nonce."
-    self.mode, self.cwd = sandbox_mode(), tempfile.mkdtemp(prefix="gaia_repl_")
-    self.marker, self._nonce = secrets.token_hex(8), secrets.token_hex(16).encode()
-    env, uid, kw = _sandbox_env(self.cwd, self.marker), None, {}
+    "Start a fresh worker, watch its budget, and hand it its limits and its reply nonce."
+    self.mode, self.over, self.marker = sandbox_mode(), None, secrets.token_hex(8)
+    self._nonce, uid, kw = secrets.token_hex(16).encode(), None, {}
     if self.mode == "bwrap":
-        cmd = _bwrap_command(shutil.which("bwrap"), self.cwd, env, self.files)
-        if os.geteuid() == 0: uid = 65534; os.chown(self.cwd, uid, uid)  # root is exempt from the process limit
-    else: cmd, kw = [sys.executable, "-I", "-c"], dict(env=env, cwd=self.cwd)
+        self.cwd, cmd = SCRATCH, _bwrap_command(shutil.which("bwrap"), self.files, self.scratch_mb)
+        if os.geteuid() == 0: uid = 65534  # root is exempt from the process limit
+    else: self.cwd = self.scratch = _host_scratch(); cmd, kw = [sys.executable, "-I", "-c"], dict(cwd=self.cwd)
     (req_r, self._req), (self._rep, rep_w) = os.pipe(), os.pipe()
     try: self.proc = _spawn(cmd + [_WORKER, str(rep_w)], stdin=req_r, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, pass_fds=(rep_w,), start_new_session=True, **kw)
+                            stderr=subprocess.DEVNULL, pass_fds=(rep_w,), start_new_session=True,
+                            env=_sandbox_env(self.cwd, self.marker), **kw)
     finally: os.close(req_r); os.close(rep_w)
     os.set_blocking(self._req, False); os.set_blocking(self._rep, False)
+    threading.Thread(target=self._watch, args=(self.proc, self.marker), daemon=True, name="gaia_mas-budget").start()
     config = dict(nonce=self._nonce.decode(), uid=uid, limits=_worker_limits(self, uid),
                   subreaper=self.mode == "process" and sys.platform.startswith("linux"))
     self._send(config, deadline)
     _read_frame(self._rep, self._nonce, deadline)
+
+@patch
+def _watch(self:PythonSession, proc:subprocess.Popen, marker:str, every:float=0.05):
+    "Until the worker ends, every `every` s: over the memory or the process budget, say why and kill the sandbox."
+    own = 2 if self.mode == "bwrap" else 0  # bubblewrap's own processes, outside and inside
+    while proc.poll() is None:
+        tasks, mb = process_tree_usage(proc.pid, self.memory_mb)
+        if mb > self.memory_mb:
+            self.over = f"its processes held {mb:,} MB together, over the budget of {self.memory_mb:,} MB"
+        elif tasks - own > self.max_procs:
+            self.over = f"it ran {tasks - own} processes and threads, over the budget of {self.max_procs}"
+        if self.over: _kill_all(proc, marker); return
+        time.sleep(every)
 
 @patch
 def _send(self:PythonSession, obj, deadline:float):
@@ -576,7 +647,7 @@ def _send(self:PythonSession, obj, deadline:float):
 # %% ../../nbs/gaia/13_expert_tools.ipynb #f622ee47
 @patch
 def close(self:PythonSession):
-    "Kill the worker and every process it started, and delete its scratch folder; the next `run` starts afresh."
+    "Kill the worker and every process it started (its files go with them); the next `run` starts afresh."
     if not self._lock.acquire(blocking=False):  # a call is running in another thread: end it first
         if self.proc is not None: _kill_all(self.proc, self.marker)
         self._lock.acquire()
@@ -590,8 +661,8 @@ def _close(self:PythonSession):
         _kill_all(self.proc, self.marker)
         for fd in (self._req, self._rep):
             with contextlib.suppress(OSError): os.close(fd)
-    if self.cwd: shutil.rmtree(self.cwd, ignore_errors=True)
-    self.proc = self.cwd = None
+    if self.scratch: shutil.rmtree(self.scratch, ignore_errors=True)  # the unisolated worker's folder on the host
+    self.proc = self.cwd = self.scratch = None
 
 # %% ../../nbs/gaia/13_expert_tools.ipynb #329661ce
 @patch
@@ -602,6 +673,7 @@ def _stopped(self:PythonSession, why:str, limit:float) -> str:
         with contextlib.suppress(subprocess.TimeoutExpired): rc = self.proc.wait(timeout=2)
     self.close()
     lost = "The interpreter was restarted, so earlier variables are gone."
+    if self.over: return f"Error: the sandbox was stopped: {self.over}. Use fewer processes or less data. {lost}"
     if why == "timeout": return f"Error: the code ran longer than {limit:.3g} s and was stopped. {lost}"
     if why == "exited": return f"Error: the interpreter exited (code {rc}). {lost}"
     return f"Error: the interpreter's reply was garbled (did the code write to its control channel?). {lost}"
@@ -635,8 +707,9 @@ _session: contextvars.ContextVar = contextvars.ContextVar("gaia_mas_python_sessi
 
 def _limits() -> dict:
     "The interpreter's limits from the environment."
-    return dict(timeout=float(os.environ.get("GAIA_MAS_REPL_TIMEOUT", 30)),
-                memory_mb=int(os.environ.get("GAIA_MAS_REPL_MEMORY_MB", 1024)))
+    env = os.environ.get
+    return dict(timeout=float(env("GAIA_MAS_REPL_TIMEOUT", 30)), memory_mb=int(env("GAIA_MAS_REPL_MEMORY_MB", 1024)),
+                max_procs=int(env("GAIA_MAS_REPL_MAX_PROCS", 32)), scratch_mb=int(env("GAIA_MAS_REPL_SCRATCH_MB", 256)))
 
 @contextlib.contextmanager
 def python_session(state:Optional[dict]=None, # the graph state; its `file`, the task's attachment, is readable inside

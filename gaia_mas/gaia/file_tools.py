@@ -25,10 +25,10 @@ from gaia_mas.core.readers import (
     element_text,
     unstructured_offline,
 )
-from .integrity import gold_reason, _file_gold_reason
+from .integrity import extra_roots, file_gold_reason, file_problem, gold_reason, link_problem
 
 # %% auto #0
-__all__ = ['log', 'READERS', 'FileAccessError', 'extra_roots', 'allowed_roots', 'allowed_files', 'allow_roots', 'allow_files',
+__all__ = ['log', 'IMAGE_QUESTION', 'READERS', 'FileAccessError', 'allowed_roots', 'allowed_files', 'allow_roots', 'allow_files',
            'checked_path', 'attachment_scope', 'bounded', 'file_tool', 'text_file_tool', 'unstructured_pdf_tool',
            'unstructured_word_tool', 'unstructured_powerpoint_tool', 'unstructured_excel_tool', 'use_vision_model',
            'vision_model', 'image_data_url', 'describe_image', 'image_tool', 'transcribe_audio',
@@ -45,19 +45,15 @@ _step_allow: contextvars.ContextVar = contextvars.ContextVar(
     "gaia_mas_step_allow", default=None
 )  # (files, folders) in a step
 
-def extra_roots() -> list[Path]:
-    "Folders every tool may read, from `GAIA_MAS_ALLOWED_ROOTS`."
-    return [Path(p).expanduser() for p in os.environ.get("GAIA_MAS_ALLOWED_ROOTS", "").split(os.pathsep) if p]
-
 def allowed_roots() -> list[Path]:
     "The folders tools may read now: the step's folders (the working directory outside a step), then the extra roots."
     step = _step_allow.get()
     return [p.resolve() for p in [*(step[1] if step is not None else [Path.cwd()]), *extra_roots()]]
 
 def allowed_files() -> list[Path]:
-    "The single files tools may read now (the attachment, in a research step), resolved."
+    "The single files tools may read now (the attachment, in a research step), resolved; none that links out."
     step = _step_allow.get()
-    return [p.resolve() for p in (step[0] if step is not None else ())]
+    return [p.resolve() for p in (step[0] if step is not None else ()) if not link_problem(p)]
 
 @contextlib.contextmanager
 def _allowing(files:tuple, folders:tuple):
@@ -78,10 +74,19 @@ def _readable(p:Path) -> bool:
     "Whether the resolved path `p` is an allowed file or lies below an allowed folder."
     return p in allowed_files() or any(p.is_relative_to(r) for r in allowed_roots())
 
+def _linked_out(given:Path) -> Optional[str]:
+    "Why the step's attachment that `given` names (by its path or its name) links out of its folder, or None."
+    step = _step_allow.get()
+    for f in (step[0] if step is not None else ()):
+        if given in (f, f.absolute()) or (not given.is_absolute() and given == Path(f.name)):
+            return link_problem(f)
+    return None
+
 def checked_path(file_path:str|Path, # the path the model gave: absolute, relative, or a bare file name
                 ) -> Path:
-    "The resolved path of `file_path`, if tools may read it; else `FileAccessError`."
+    "The resolved path of `file_path`, if tools may read it; else `FileAccessError`, before any reader opens it."
     files, roots, given = allowed_files(), allowed_roots(), Path(str(file_path)).expanduser()
+    if why := _linked_out(given): raise FileAccessError(f"Refused: {why}.")
     bases, p = [*(f.parent for f in files), *roots], given
     if not p.is_absolute(): p = next((b/p for b in bases if (b/p).exists()), (bases[0] if bases else Path.cwd())/p)
     p = p.resolve()
@@ -89,7 +94,8 @@ def checked_path(file_path:str|Path, # the path the model gave: absolute, relati
         where = ", ".join(map(str, [*files, *(f"{r}/" for r in roots)])) or "none: this task has no attachment"
         raise FileAccessError(f"Refused: {file_path} is not a file tools may read here (only: {where}). "
                               "Read the task's attachment, or add the folder to GAIA_MAS_ALLOWED_ROOTS.")
-    if why := _file_gold_reason(given, p): raise FileAccessError(f"Refused: {why}; tools never read gold answers.")
+    if why := file_gold_reason(given, p): raise FileAccessError(f"Refused: {why}; tools never read gold answers.")
+    if why := file_problem(p): raise FileAccessError(f"Refused: {why}.")
     return p
 
 def attachment_scope(state:dict, # the graph state; `state["file"]` is the attachment path or None
@@ -171,7 +177,7 @@ def unstructured_powerpoint_tool(file_path:str, # path of the .pptx file
 def unstructured_excel_tool(file_path:str, # path of the .xlsx/.xls file
                             sheet:str="", # one sheet's name; all sheets when empty
                             rows:str="", # which rows, e.g. '1-200'; all when empty
-                            colors:bool=False, # list each cell with its coordinate and fill colour (for colour questions)
+                            colors:bool=False, # list each cell with its coordinate and fill colour (colour questions)
                             offset:int=0, # character to start from, to read on after a cut
                            ) -> str:
     "Read an Excel workbook: each sheet as tab-separated rows; colors=True shows cell fill colours."
@@ -224,8 +230,10 @@ def image_data_url(path:str|Path) -> str:
     return f"data:{mime};base64,{base64.b64encode(data).decode()}"
 
 # %% ../../nbs/gaia/15_file_tools.ipynb #89bab7c0
+IMAGE_QUESTION = "Describe this image in detail, with all text, numbers and positions."
+
 def describe_image(path:str|Path, # the image
-                   question:str="Describe this image in detail, with all text, numbers and positions.", # what to ask about it
+                   question:str=IMAGE_QUESTION, # what to ask about it
                   ) -> str:
     "The vision model's answer to `question` about the image."
     from langchain_core.messages import HumanMessage
@@ -245,7 +253,7 @@ def describe_image(path:str|Path, # the image
 
 @file_tool("an image")
 def image_tool(file_path:str, # path of the image (.png, .jpg, .gif, .webp)
-               question:str="Describe this image in detail, with all text, numbers and positions.", # what you want to know about the image
+               question:str=IMAGE_QUESTION, # what you want to know about the image
               ) -> str:
     "Look at an image with a vision model and answer a question about it."
     return bounded(describe_image(file_path, question))
@@ -345,11 +353,11 @@ def zip_file_tool(file_path:str, # path of the .zip file
 def read_attachment(file_path:str, # path of the attachment, any type
                     offset:int=0, # character to start from, to read on after a cut
                    ) -> str:
-    "Read an attachment of any type (text, code, CSV, JSON, PDF, Word, PowerPoint, Excel, zip, image, audio) by its extension."
+    "Read an attachment of any type (text, code, CSV, JSON, PDF, Word, PowerPoint, Excel, zip, image, audio)."
     return bounded(read_any(file_path), offset, "the format's own tool, which takes a page, slide, sheet or row range")
 
 # %% ../../nbs/gaia/15_file_tools.ipynb #b43cdb44
 def get_file_tools() -> list:
-    "The researcher's file tools: the spec's four readers, then Word, zip, image, audio and the any-type reader."
+    "The researcher's file tools: Excel, PowerPoint, PDF, text, Word, zip, image, audio and the any-type reader."
     return [unstructured_excel_tool, unstructured_powerpoint_tool, unstructured_pdf_tool, text_file_tool,
             unstructured_word_tool, zip_file_tool, image_tool, audio_transcription_tool, read_attachment]

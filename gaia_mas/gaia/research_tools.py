@@ -37,9 +37,9 @@ async def _browser_tools(url:str) -> list:
         return []
 
 # %% ../../nbs/gaia/18_research_tools.ipynb #7b3871ef
-async def get_research_tools(mcp_url:Optional[str]=None, # the browser's MCP server; `GAIA_MAS_MCP_URL` or http://127.0.0.1:3000/mcp when None
+async def get_research_tools(mcp_url:Optional[str]=None, # the browser's MCP server; default `GAIA_MAS_MCP_URL`, port 3000
                              browser:Optional[bool]=None, # look for the browser; `GAIA_MAS_BROWSER` when None
-                             vision_model=None, # a chat model for `image_tool`; `GAIA_MAS_VISION_MODEL` on OpenAI when None
+                             vision_model=None, # a chat model for `image_tool`; when None `GAIA_MAS_VISION_MODEL`
                             ) -> ToolSet:
     "The researcher's tools: web, files and browser, with a step scope for the readable folder and the browser session."
     url = browser_mcp_url(mcp_url)

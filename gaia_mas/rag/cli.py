@@ -337,6 +337,8 @@ def _serve_parser(sub, add_model_options) -> None:
                                       "(default: the KB's Postgres, else a SQLite file beside the KB)")
     v.add_argument("--max-upload-mb", type=float, default=25,
                    help="megabytes in one file uploaded to POST /kb/documents (default 25)")
+    v.add_argument("--grace", type=float, default=60,
+                   help="seconds a process stopped by SIGTERM gives the answers in flight before it exits (default 60)")
     _session_options(v); add_model_options(v); v.set_defaults(func=cmd_serve)
 
 def _sessions_parsers(rag) -> None:

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/rag/39b_documents.ipynb #25f924f7
 from __future__ import annotations
-import asyncio, json, re, shutil, tempfile, time, uuid, zipfile
+import asyncio, json, logging, re, shutil, tempfile, time, zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -12,12 +12,15 @@ from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import JSONResponse
 from ..core.guards import UnsafeDocument, check_office
 from .ingest import SUPPORTED, chunk_bounded, embed_text
+from .jobs import KEEP, JobStore
 from .kb import citation_for
 
+log = logging.getLogger(__name__)
+
 # %% auto #0
-__all__ = ['MAX_UPLOAD_MB', 'MAX_FILES', 'UPLOAD_TIMEOUT', 'ZIP_TYPES', 'MAX_JOBS', 'router', 'safe_name', 'upload_problem',
+__all__ = ['log', 'MAX_UPLOAD_MB', 'MAX_FILES', 'UPLOAD_TIMEOUT', 'ZIP_TYPES', 'router', 'safe_name', 'upload_problem',
            'UploadRefused', 'Upload', 'read_uploads', 'parse_meta_fields', 'store_upload', 'list_documents',
-           'citation_details', 'Job', 'wants_job', 'start_job', 'post_documents', 'get_job', 'get_documents',
+           'citation_details', 'wants_job', 'job_store', 'start_job', 'post_documents', 'get_job', 'get_documents',
            'delete_document', 'search', 'add_document_routes']
 
 # %% ../../nbs/rag/39b_documents.ipynb #918b25d0
@@ -220,42 +223,39 @@ def citation_details(kb:Any, # the knowledge base the answer came from (None: la
     return out
 
 # %% ../../nbs/rag/39b_documents.ipynb #c741d445
-MAX_JOBS = 200  # finished upload jobs remembered per process
-
-@dataclass
-class Job:
-    "An upload ingested in the background: `GET /kb/jobs/{id}` shows its progress, then its documents."
-    id: str
-    total: int
-    documents: list = field(default_factory=list)
-    status: str = "running"  # running, done or failed
-    error: Optional[str] = None
-    task: Any = None
-
-    def view(self) -> dict:
-        out = {"job_id": self.id, "status": self.status, "done": len(self.documents), "total": self.total}
-        if self.status != "running": out["documents"] = self.documents
-        return out | ({"error": self.error} if self.error else {})
-
 def wants_job(request:Request) -> bool:
     "Did the client ask for a 202 and a job (`?async=true` or `Prefer: respond-async`)?"
     asked = request.query_params.get("async", "").lower() in ("1", "true", "yes")
     return asked or "respond-async" in request.headers.get("prefer", "")
 
-async def _run_job(job:Job, kb:Any, files:list, meta:dict, tmp:Path) -> None:
-    try:
-        for f in files: job.documents.append(await asyncio.to_thread(store_upload, kb, f, meta))
-        job.status = "done"
-    except Exception as e: job.status, job.error = "failed", f"{type(e).__name__}: {str(e)[:300]}"
-    finally: shutil.rmtree(tmp, ignore_errors=True)
+_TASKS: set = set()  # the running jobs of an app without a lifecycle (referenced, so they are not collected)
+def _keep(task:asyncio.Task) -> None: _TASKS.add(task); task.add_done_callback(_TASKS.discard)
 
-def start_job(state:Any, kb:Any, files:list, meta:dict, tmp:Path) -> Job:
-    "Start ingesting `files` in the background; the oldest finished jobs are forgotten past `MAX_JOBS`."
-    jobs = state.upload_jobs
-    for old in [k for k, j in jobs.items() if j.status != "running"][:max(0, len(jobs) - MAX_JOBS + 1)]: del jobs[old]
-    job = Job(uuid.uuid4().hex, len(files)); jobs[job.id] = job
-    job.task = asyncio.create_task(_run_job(job, kb, files, meta, tmp))
-    return job
+def job_store(state:Any, kb:Any) -> JobStore:
+    "The app's upload jobs, in its knowledge base's database (opened on first use)."
+    if getattr(state, "jobs", None) is None: state.jobs = JobStore(getattr(kb, "url", None))
+    return state.jobs
+
+async def _run_job(store:JobStore, job_id:str, kb:Any, files:list, meta:dict, tmp:Path) -> None:
+    "Ingest the files one by one, recording each; the job's outcome in its row."
+    docs, error = [], None
+    try:
+        for f in files:
+            docs.append(await asyncio.to_thread(store_upload, kb, f, meta))
+            await asyncio.to_thread(store.progress, job_id, docs)
+    except Exception as e: error = f"{type(e).__name__}: {str(e)[:300]}"
+    finally: shutil.rmtree(tmp, ignore_errors=True)
+    try: await asyncio.to_thread(store.finish, job_id, error)
+    except Exception as e: log.warning("upload job %s: its outcome could not be stored (%s)", job_id, type(e).__name__)
+
+async def start_job(state:Any, kb:Any, files:list, meta:dict, tmp:Path) -> dict:
+    "Start ingesting `files` in the background (the service waits for it before it stops); the job's first view."
+    store = job_store(state, kb)
+    job_id = await asyncio.to_thread(store.create, len(files))
+    task = asyncio.create_task(_run_job(store, job_id, kb, files, meta, tmp))
+    life = getattr(state, "lifecycle", None)
+    (life.track if life is not None else _keep)(task)
+    return {"job_id": job_id, "status": "running", "done": 0, "total": len(files)}
 
 # %% ../../nbs/rag/39b_documents.ipynb #6480dd80
 def _kb(request:Request, write:bool=False) -> Any:
@@ -282,7 +282,7 @@ async def _post_documents(request:Request) -> JSONResponse:
         meta = parse_meta_fields(fields)
         if not files: raise UploadRefused("no files: send one or more in multipart fields named `files`", 400)
     except BaseException: shutil.rmtree(tmp, ignore_errors=True); raise
-    if wants_job(request): return JSONResponse(start_job(st, kb, files, meta, tmp).view(), 202)
+    if wants_job(request): return JSONResponse(await start_job(st, kb, files, meta, tmp), 202)
     try: docs = [await asyncio.to_thread(store_upload, kb, f, meta) for f in files]
     finally: shutil.rmtree(tmp, ignore_errors=True)
     ok = any(d["status"] != "refused" for d in docs)
@@ -303,10 +303,11 @@ async def post_documents(request:Request):
 
 @router.get("/kb/jobs/{job_id}", summary="An upload job's progress, then its documents")
 async def get_job(request:Request, job_id:str):
-    job = request.app.state.upload_jobs.get(job_id)
-    if job is None: return JSONResponse({"error": f"no upload job {job_id[:64]!r} in this process: jobs are kept "
-                                                   "in memory by the process that took the upload"}, 404)
-    return job.view()
+    try: job = await asyncio.to_thread(job_store(request.app.state, _kb(request)).get, job_id[:64])
+    except UploadRefused as e: return _fail(request, e)
+    if job is None: return JSONResponse({"error": f"no upload job {job_id[:64]!r}: finished jobs are kept for "
+                                                   f"{KEEP / 86400:g} days"}, 404)
+    return job
 
 @router.get("/kb/documents", summary="The documents, a page at a time")
 async def get_documents(request:Request, offset:int=Query(0, ge=0), limit:int=Query(50, ge=1, le=500)):
@@ -339,5 +340,4 @@ def add_document_routes(app:FastAPI, # the service's app
                         run:Callable=None, stream:Callable=None, # unused: the routes do not run workflows
                        ) -> None:
     "Mount the knowledge-base routes (upload, jobs, list, delete, search), each behind the API key."
-    app.state.upload_jobs = {}
     app.include_router(router, dependencies=[Depends(auth)])

@@ -4,12 +4,13 @@
 
 # %% auto #0
 __all__ = ['log', 'PATTERN_NAMES', 'MAX_BODY', 'MAX_CONCURRENCY', 'SESSION_RE', 'ROUTE_HOOKS', 'RESPONSES', 'SERVE_ENV',
-           'GC_THRESHOLDS', 'ChatRequest', 'AutoChatRequest', 'SequentialMetadata', 'ParallelMetadata',
+           'LIFECYCLE', 'GC_THRESHOLDS', 'ChatRequest', 'AutoChatRequest', 'SequentialMetadata', 'ParallelMetadata',
            'SupervisorMetadata', 'ChatResponse', 'SequentialResponse', 'ParallelResponse', 'SupervisorResponse',
-           'AutoResponse', 'RequestIds', 'create_app', 'serve_settings', 'settle_heap', 'app_from_env', 'cmd_serve']
+           'AutoResponse', 'RequestIds', 'Lifecycle', 'DrainGate', 'create_app', 'serve_settings', 'settle_heap',
+           'app_from_env', 'cmd_serve']
 
 # %% ../../nbs/rag/39_service.ipynb #c2d84efc
-import asyncio, contextlib, functools, gc, inspect, json, logging, os, re, secrets, time, uuid
+import asyncio, contextlib, functools, gc, inspect, json, logging, os, re, secrets, signal, threading, time, uuid
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Literal, Optional
 from fastapi import Depends, FastAPI, HTTPException, Request
@@ -17,15 +18,19 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from fastcore.basics import patch
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ..core.settings import default_sessions, redact
+from ..core.utils import exit_with_parent
 from .rules import (MAX_QUESTION, PATTERNS, SESSION_ID, SSE_HEADERS, Pattern, check_flag,
                                 check_question)
 from .system import build_system, open_sessions, preflight
-from .limits import TurnQueue, add_limits, server_options, turn_lock_dir
+from .limits import add_limits, error_body, send_json, server_options
+from .sessions import TURN_ID_RE, SessionBusy, expiring, turn_queue, turn_scope
+from .jobs import heartbeat
 from .openai_api import add_openai_routes
-from .documents_api import add_document_routes
+from .documents_api import add_document_routes, job_store
 from .chat_page import add_chat_page
 
 # %% ../../nbs/rag/39_service.ipynb #c0d43a8b
@@ -213,14 +218,36 @@ async def _require_stores(app:FastAPI, fresh:bool=False, ttl:float=2.0) -> None:
     if problems: raise HTTPException(503, "; ".join(problems))
     app.state.stores_ok_at = time.monotonic()
 
+# %% ../../nbs/rag/39_service.ipynb #2ddf7daa
+def _turn_key(request:Request) -> Optional[str]:
+    "The client's key for this turn (`Idempotency-Key`), checked; None if it sent none."
+    key = request.headers.get("idempotency-key")
+    if key is not None and not TURN_ID_RE.fullmatch(key):
+        raise HTTPException(400, "Idempotency-Key: give 1 to 128 letters, digits or ._:@- (a new key per turn, "
+                                 "the same key when the turn is sent again)")
+    return key
+
+@contextlib.asynccontextmanager
+async def _turn(app:FastAPI, session_id:str):
+    "The session held for one turn; a 409 with `Retry-After` when its earlier turns take too long."
+    try:
+        async with app.state.turns.turn(session_id): yield
+    except SessionBusy as e: raise HTTPException(409, str(e), headers={"Retry-After": str(e.retry_after)}) from None
+
+async def _recorded(system:Any, session_id:str, key:Optional[str]) -> Optional[dict]:
+    "The recorded answer of a turn sent again after it was done (None for a new turn, or a system without sessions)."
+    recorded = getattr(system, "recorded", None)
+    return await recorded(session_id, key) if key and recorded else None
+
 # %% ../../nbs/rag/39_service.ipynb #5b6ba974
 async def _run(request:Request, question:str, session_id:str, pattern:str) -> dict:
-    "Ask the system, within the server's time limit, one turn per session at a time; 503 when a store is broken."
-    app = request.app
+    "Ask the system, within the server's time limit, one turn per session at a time, a keyed turn once; 503 when a store is broken."
+    app, key = request.app, _turn_key(request)
     await _require_stores(app)
     try:
-        async with asyncio.timeout(app.state.request_timeout), app.state.turns.turn(session_id):
-            return await app.state.system.aask(question, session_id, pattern)
+        async with asyncio.timeout(app.state.request_timeout), _turn(app, session_id):
+            if (done := await _recorded(app.state.system, session_id, key)) is not None: return done
+            with turn_scope(key): return await app.state.system.aask(question, session_id, pattern)
     except (TimeoutError, HTTPException): raise
     except Exception:
         await _require_stores(app, fresh=True)  # a broken store is a 503, not an internal error
@@ -228,19 +255,28 @@ async def _run(request:Request, question:str, session_id:str, pattern:str) -> di
 
 def _sse(event:str, data:Any) -> str: return f"event: {event}\ndata: {json.dumps(jsonable_encoder(data))}\n\n"
 
+async def _events(request:Request, question:str, session_id:str, pattern:str) -> AsyncIterator[dict]:
+    "The system's events for one turn, the session held; a keyed turn that was done gives its recorded answer."
+    app, key = request.app, request.headers.get("idempotency-key")
+    await _require_stores(app)
+    async with asyncio.timeout(app.state.request_timeout), _turn(app, session_id):
+        if (done := await _recorded(app.state.system, session_id, key)) is not None:
+            yield {"event": "answer", **done}; return
+        with turn_scope(key):
+            async for ev in app.state.system.astream(question, session_id, pattern): yield ev
+
 async def _stream(request:Request, question:str, session_id:str, pattern:str, model:type[BaseModel],
                   fmt:Optional[Callable]=None, # `(kind, event) -> str` writes each event; server-sent events if None
                  ) -> AsyncIterator[str]:
     "One `node` event per finished node (`token`s as the answer is written), then `answer`; an `error` (with the request id) if it fails."
     fmt = fmt or (lambda kind, ev: _sse("answer", _shape(ev, model)) if kind == "answer" else _sse(kind, ev))
     try:
-        await _require_stores(request.app)
-        async with asyncio.timeout(request.app.state.request_timeout), request.app.state.turns.turn(session_id):
-            async for ev in request.app.state.system.astream(question, session_id, pattern):
-                ev = dict(ev); kind = ev.pop("event", "node")
-                yield fmt(kind, ev)
+        async for ev in _events(request, question, session_id, pattern):
+            ev = dict(ev); kind = ev.pop("event", "node")
+            yield fmt(kind, ev)
     except HTTPException as e:
-        yield fmt("error", {"error": e.detail, "status": e.status_code, "request_id": _rid(request)})
+        yield fmt("error", {"error": e.detail, "status": e.status_code, "request_id": _rid(request),
+                            **({"retry_after": int(e.headers["Retry-After"])} if e.status_code == 409 else {})})
     except Exception as e:
         log.exception("stream %s failed (request id %s)", request.url.path, _rid(request))
         msg = "timed out" if isinstance(e,
@@ -248,6 +284,7 @@ async def _stream(request:Request, question:str, session_id:str, pattern:str, mo
         yield fmt("error", {"error": msg, "request_id": _rid(request)})
 
 def _streaming(request:Request, *args) -> StreamingResponse:
+    _turn_key(request)  # a bad key is a 400 before the stream starts
     return StreamingResponse(_stream(request, *args), media_type="text/event-stream",
                              headers=SSE_HEADERS)
 
@@ -315,10 +352,91 @@ def _add_health(app:FastAPI, health:Optional[Callable]):
                 "sessions": request.app.state.sessions_kind, **({"error": "; ".join(problems)} if problems else {})}
         return JSONResponse(body, status_code=200 if body["status"] == "ok" else 503)
 
+# %% ../../nbs/rag/39_service.ipynb #58b74a5b
+class Lifecycle:
+    "A serving process: serving or draining, with its requests in flight and its background tasks."
+    def __init__(self): self.draining, self.inflight, self.tasks, self.since, self._stop = False, 0, set(), 0.0, None
+
+    def track(self, task:asyncio.Task) -> None:
+        "Count `task` as work in flight until it ends (an upload job, say)."
+        self.tasks.add(task); task.add_done_callback(self.tasks.discard)
+
+    @property
+    def busy(self) -> int: return self.inflight + len(self.tasks)
+
+    def drain(self) -> None:
+        "Stop taking new requests."
+        if not self.draining: self.draining, self.since = True, time.monotonic()
+
+    async def drained(self, grace:float) -> bool:
+        "Wait until nothing is in flight, or `grace` seconds after draining began; whether everything finished."
+        while self.busy and time.monotonic() - self.since < grace: await asyncio.sleep(0.05)
+        return not self.busy
+
+# %% ../../nbs/rag/39_service.ipynb #99445c27
+@patch
+def on_signals(self:Lifecycle, grace:float, # seconds the requests in flight may take to finish
+               signals:tuple=(signal.SIGTERM, signal.SIGINT)) -> bool:
+    "Drain on the first of `signals`, then pass it to the handler ours replaced (uvicorn's); False off the main thread."
+    if threading.current_thread() is not threading.main_thread(): return False
+    loop = asyncio.get_running_loop()
+    for sig in signals:
+        before = signal.getsignal(sig)
+        if not callable(before): continue  # the default action: nothing to hand on to
+        def handler(signum, frame, before=before):
+            if self.draining: return before(signum, frame)  # a second signal: stop now
+            self.drain()
+            log.warning("%s: draining; stopping within %gs", signal.Signals(signum).name, grace)
+            loop.call_soon_threadsafe(self._begin_stop, before, signum, grace)
+        signal.signal(sig, handler)
+    return True
+
+@patch
+def _begin_stop(self:Lifecycle, before:Callable, signum:int, grace:float) -> None:
+    self._stop = asyncio.ensure_future(self._then(before, signum, grace))  # referenced until it is done
+
+@patch
+async def _then(self:Lifecycle, before:Callable, signum:int, grace:float) -> None:
+    if not await self.drained(grace):
+        log.warning("stopping with %d requests or jobs still running after the %gs grace period", self.busy, grace)
+    before(signum, None)
+
+# %% ../../nbs/rag/39_service.ipynb #b3b87edf
+class DrainGate:
+    "ASGI middleware: counts the requests in flight; while draining, refuses new ones (and `/health`) with a 503."
+    def __init__(self, app, lifecycle:Lifecycle): self.app, self.lifecycle = app, lifecycle
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http": return await self.app(scope, receive, send)
+        if self.lifecycle.draining:
+            msg = "this server is stopping: send the request again (another server will answer)"
+            body = {"status": "draining", "error": msg} if scope.get("path") == "/health" else error_body(scope, 503, msg)
+            return await send_json(send, 503, body, [(b"retry-after", b"1")])
+        self.lifecycle.inflight += 1
+        try: await self.app(scope, receive, send)
+        finally: self.lifecycle.inflight -= 1
+
 # %% ../../nbs/rag/39_service.ipynb #dddf39de
 def _sessions_kind(url:Optional[str]) -> str:
     if not url or url == "memory": return "memory"
     return "postgres" if url.startswith(("postgresql://", "postgres://")) else "sqlite"
+
+@contextlib.asynccontextmanager
+async def _serving(app:FastAPI, system:Any, sessions:Optional[str], session_ttl:Optional[float], grace:float):
+    "The app's life: its system (built on the sessions' store), upload jobs kept alive, draining on SIGTERM."
+    async with contextlib.AsyncExitStack() as stack:
+        if not hasattr(system, "aask"):
+            saver = await stack.enter_async_context(open_sessions(sessions))
+            await stack.enter_async_context(expiring(saver, session_ttl))
+            built = system(saver)
+            app.state.system = await built if inspect.isawaitable(built) else built
+        if (across := app.state.turns.across) is not None: stack.push_async_callback(across.aclose)
+        if (kb := getattr(app.state.system, "kb", None)) is not None:
+            jobs = job_store(app.state, kb); stack.callback(jobs.close)
+            stack.callback(jobs.abandon, "the server stopped before the job finished: send the files again")
+            await stack.enter_async_context(heartbeat(jobs))
+        app.state.lifecycle.on_signals(grace)
+        yield
 
 def create_app(system:Any, # a RagSystem, or a callable `checkpointer -> RagSystem` (sync or async) built at startup
                api_key:Optional[str]=None, # the key clients must send; None for an open service
@@ -329,35 +447,35 @@ def create_app(system:Any, # a RagSystem, or a callable `checkpointer -> RagSyst
                limits:Any=None, # per-route body limits, see `gaia_mas.rag.limits.body_limit` (uploads bound their own)
                max_upload_mb:float=25, # megabytes in one uploaded file (`POST /kb/documents`)
                session_ttl:Optional[float]=None, # seconds a session lives after its last turn (expired ones pruned meanwhile)
+               turn_wait:float=60, # seconds a turn waits for the earlier turns of its session before a 409
+               grace:float=60, # seconds a stopping process gives the requests in flight (see `Lifecycle`)
+               lifecycle:Optional[Lifecycle]=None, # the process's state; a new one if None
               ) -> FastAPI:
     "The HTTP service around a RAG system."
-    @contextlib.asynccontextmanager
-    async def lifespan(app:FastAPI):
-        if hasattr(system, "aask"): yield; return
-        from gaia_mas.rag.sessions import expiring
-        async with open_sessions(sessions) as saver, expiring(saver, session_ttl):
-            built = system(saver)
-            app.state.system = await built if inspect.isawaitable(built) else built
-            yield
+    lifespan = lambda app: _serving(app, system, sessions, session_ttl, grace)
     app = FastAPI(title="gaia_mas RAG service", version="1.0", lifespan=lifespan,
                   description="Sequential, parallel and supervisor multi-agent workflows over a knowledge base.")
     app.state.request_timeout, app.state.sessions_kind = request_timeout, _sessions_kind(sessions)
-    app.state.turns = TurnQueue(turn_lock_dir(sessions) if sessions else None)  # one turn at a time per session
+    app.state.turns = turn_queue(sessions, turn_wait)  # one turn at a time per session, on every host
+    app.state.lifecycle = lifecycle or Lifecycle()
     app.state.max_upload_mb = max_upload_mb
     if hasattr(system, "aask"): app.state.system = system  # ready now: in-process clients need no lifespan
     _add_error_handling(app, max_body)
     _add_chat_routes(app, _api_key_check(api_key))
     for add in ROUTE_HOOKS: add(app, _api_key_check(api_key), _run, _stream)  # OpenAI API, documents, chat page
     _add_health(app, health)
-    return add_limits(app, max_body, limits)  # outermost: bodies are bounded before routing and authentication
+    add_limits(app, max_body, limits)  # bodies are bounded before routing and authentication
+    app.add_middleware(DrainGate, lifecycle=app.state.lifecycle)  # outermost: a draining process takes nothing new
+    return app
 
 # %% ../../nbs/rag/39_service.ipynb #22706daf
 SERVE_ENV = "GAIA_MAS_SERVE"  # the settings a `serve` process hands to its uvicorn workers
+LIFECYCLE = Lifecycle()  # this process's, when it serves `app_from_env`
 
 def serve_settings(args:Any) -> dict:
     "The settings of `gaia-mas serve` as a JSON-able dict (the API key stays out: it travels in GAIA_MAS_API_KEY)."
     keys = ("kb", "embeddings", "embeddings_url", "sessions", "provider", "model", "base_url", "llm_timeout",
-            "max_retries", "rps", "latency", "max_upload_mb", "history_tokens", "session_ttl")
+            "max_retries", "rps", "latency", "max_upload_mb", "history_tokens", "session_ttl", "grace")
     return {k: getattr(args, k, None) for k in keys}
 
 GC_THRESHOLDS = (10_000, 10, 10)  # the collector's (young, middle, old) thresholds in a `serve` worker; Python's are (700, 10, 10)
@@ -371,10 +489,11 @@ def _built_and_settled(settings:dict, saver:Any):
 
 def app_from_env() -> FastAPI:
     "The app factory uvicorn's workers call (`gaia_mas.rag.service:app_from_env`, `factory=True`)."
+    exit_with_parent()  # a `--workers` process ends with the `serve` process that started it, even one killed
     settings = json.loads(os.environ.get(SERVE_ENV) or "{}")
     return create_app(functools.partial(_built_and_settled, settings), api_key=os.environ.get("GAIA_MAS_API_KEY") or None,
                       sessions=settings.get("sessions"), max_upload_mb=settings.get("max_upload_mb") or 25,
-                      session_ttl=settings.get("session_ttl"))
+                      session_ttl=settings.get("session_ttl"), grace=settings.get("grace") or 60, lifecycle=LIFECYCLE)
 
 # %% ../../nbs/rag/39_service.ipynb #5579b2b3
 def _log_config(verbose:bool) -> dict:
@@ -408,6 +527,6 @@ def cmd_serve(args:Any) -> int:
     print(f"gaia-mas serve: http://{host}:{port}/docs (sessions: {_sessions_kind(settings['sessions'])}, workers: {workers})", flush=True)
     verbose = bool(getattr(args, "verbose", 0))
     uvicorn.run("gaia_mas.rag.service:app_from_env", factory=True, host=host, port=port, workers=workers,
-                limit_concurrency=MAX_CONCURRENCY, timeout_graceful_shutdown=30,
+                limit_concurrency=MAX_CONCURRENCY, timeout_graceful_shutdown=5,  # the app drains first (`Lifecycle`)
                 log_level="debug" if verbose else "info", log_config=_log_config(verbose), **server_options())
     return 0

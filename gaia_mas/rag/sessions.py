@@ -4,10 +4,11 @@
 
 # %% ../../nbs/rag/37a_sessions.ipynb #61201ec4
 from __future__ import annotations
-import asyncio, contextlib, logging, time, uuid
+import asyncio, collections, contextlib, contextvars, functools, hashlib, logging, os, re, time, uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncIterator, Optional, Sequence
+from typing import Any, AsyncIterator, Callable, Optional, Sequence
+from fastcore.basics import patch
 from langchain_core.messages import HumanMessage, SystemMessage
 from .agents import history_lines, rag_prompt, request
 from .state import Limits  # for the inherited fields' annotations (docs)
@@ -16,9 +17,11 @@ from .workflows import model_for
 from ..core.settings import redact
 
 # %% auto #0
-__all__ = ['log', 'CHARS_PER_TOKEN', 'TURN_FIELDS', 'TRANSIENT', 'count_tokens', 'history_tokens', 'compact_turn', 'merge_turns',
-           'summarize_turns', 'fit_history', 'slim_checkpoints', 'latest_values', 'BoundedRagSystem', 'checkpoint_time',
-           'store_kind', 'SessionInfo', 'list_sessions', 'storage_bytes', 'prune_sessions', 'expiring']
+__all__ = ['log', 'CHARS_PER_TOKEN', 'TURN_FIELDS', 'TRANSIENT', 'TURN_ID_RE', 'KEEPALIVE', 'count_tokens', 'history_tokens',
+           'compact_turn', 'merge_turns', 'summarize_turns', 'fit_history', 'slim_checkpoints', 'turn_scope',
+           'stamp_turn', 'latest_values', 'BoundedRagSystem', 'checkpoint_time', 'store_kind', 'SessionInfo',
+           'list_sessions', 'storage_bytes', 'prune_sessions', 'expiring', 'SessionBusy', 'FileTurnLocks',
+           'turn_lock_dir', 'lock_key', 'PgTurnLocks', 'TurnQueue', 'turn_queue']
 
 # %% ../../nbs/rag/37a_sessions.ipynb #76398b10
 log = logging.getLogger(__name__)
@@ -36,16 +39,16 @@ def history_tokens(turns:Sequence[dict], # earlier turns, as the workflows keep 
     return sum(count_tokens(line) + 1 for line in history_lines(turns))
 
 # %% ../../nbs/rag/37a_sessions.ipynb #24aa3dd3
-TURN_FIELDS = ("question", "standalone", "answer", "pattern", "citations", "at", "summary", "covers")
+TURN_FIELDS = ("question", "standalone", "answer", "pattern", "citations", "at", "summary", "covers", "id")
 
 def compact_turn(turn:dict, # a turn as `finish` records it
-                 max_answer:int=600, # characters of the answer kept (the agents quote at most 500)
+                 max_answer:Optional[int]=600, # characters of the answer kept (the agents quote at most 500); None: all
                  max_citations:int=8, # citations kept
                 ) -> dict:
     "The turn with only what later turns need: its question, a cut answer, a few citations, its time."
     t = {k: turn[k] for k in TURN_FIELDS if turn.get(k) not in (None, "", [])}
     if t.get("standalone") == t.get("question"): t.pop("standalone", None)
-    if len(t.get("answer", "")) > max_answer: t["answer"] = t["answer"][:max_answer].rsplit(" ", 1)[0] + " [...]"
+    if max_answer is not None and len(t.get("answer", "")) > max_answer: t["answer"] = t["answer"][:max_answer].rsplit(" ", 1)[0] + " [...]"
     if "citations" in t: t["citations"] = list(t["citations"][:max_citations])
     return t
 
@@ -117,17 +120,40 @@ TRANSIENT = ("research_context", "context", "analyzed_info", "candidate_answers"
 
 def slim_checkpoints(saver:Any, # a LangGraph checkpointer
                     ) -> Any:
-    "`saver`, storing the workflows' checkpoints without the fields only the run itself needs (`TRANSIENT`)."
+    "`saver`, storing the workflows' checkpoints without the fields only the run needs (`TRANSIENT`), turns stamped."
     if getattr(saver, "_gaia_slim", False): return saver
     put = saver.aput
     async def aput(config, checkpoint, metadata, new_versions):
         if not config.get("configurable", {}).get("checkpoint_ns"):  # the workflow's own checkpoint, not a subgraph's
             values = {k: v for k, v in (checkpoint.get("channel_values") or {}).items() if k not in TRANSIENT}
-            if values.get("history"): values["history"] = [compact_turn(t) for t in values["history"]]
+            if values.get("history"): values["history"] = stamp_turn(values["history"], values.get("started_at") or 0)
             checkpoint = {**checkpoint, "channel_values": values}
         return await put(config, checkpoint, metadata, new_versions)
     saver.aput, saver._gaia_slim = aput, True
     return saver
+
+# %% ../../nbs/rag/37a_sessions.ipynb #64caa7de
+TURN_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}")  # a client's key for one turn
+_turn_id: contextvars.ContextVar = contextvars.ContextVar("gaia_mas_turn_id", default=None)
+
+@contextlib.contextmanager
+def turn_scope(turn_id:Optional[str], # the client's key for this turn; None: the turn has none
+              ):
+    "Within this block, the turn a workflow run adds to its session's history is stamped with `turn_id`."
+    token = _turn_id.set(turn_id)
+    try: yield
+    finally: _turn_id.reset(token)
+
+def stamp_turn(history:Sequence[dict], # the history a run is about to store, its own turn last
+               started_at:float, # when the run started
+               turn_id:Optional[str]=None, # the key; by default the one of the enclosing `turn_scope`
+              ) -> list[dict]:
+    "The history compacted, with the run's own turn stamped with `turn_id` and its answer kept whole."
+    turns, turn_id = list(history), turn_id or _turn_id.get()
+    if not turns: return []
+    *older, last = turns
+    if turn_id and "id" not in last and last.get("at", 0) >= started_at: last = {**last, "id": turn_id}
+    return [*(compact_turn(t) for t in older), compact_turn(last, max_answer=None)]
 
 # %% ../../nbs/rag/37a_sessions.ipynb #20233883
 _LATEST = ("SELECT thread_id, type, checkpoint FROM checkpoints c WHERE checkpoint_ns = '' AND thread_id IN ({})"
@@ -167,6 +193,14 @@ class BoundedRagSystem(RagSystem):
         "The turns the models see, fitted to the budget, and what was done to fit them."
         return await fit_history(await self.history(session_id), self.history_tokens, model_for(self.llm, "analysis"),
                                  self.session_ttl, self.history_turns, limit=self.limits.llm_call)
+
+    async def recorded(self, session_id:str, turn_id:Optional[str]) -> Optional[dict]:
+        "The response of the turn the client keyed `turn_id` if the session holds it (a retry of a done turn), else None."
+        if not turn_id: return None
+        turn = next((t for t in reversed(await self.history(session_id)) if t.get("id") == turn_id), None)
+        if turn is None: return None
+        return {"answer": turn.get("answer", ""), "pattern": turn.get("pattern"), "session_id": session_id,
+                "citations": list(turn.get("citations") or []), "metadata": {"replayed": True}}
 
 # %% ../../nbs/rag/37a_sessions.ipynb #2012a6d7
 def checkpoint_time(checkpoint_id:str, # a LangGraph checkpoint id (a UUID v6)
@@ -328,3 +362,134 @@ async def expiring(saver:Any, # the sessions' checkpointer
     finally:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError): await task
+
+# %% ../../nbs/rag/37a_sessions.ipynb #ed67b477
+class SessionBusy(Exception):
+    "A turn waited longer than allowed for the earlier turns of its session."
+    def __init__(self, session_id:str, waited:float, retry_after:int=5):
+        super().__init__(f"session {session_id!r} is busy with another turn (waited {waited:.0f}s): "
+                         f"send this turn again in {retry_after}s, or wait for the earlier answer before the next turn")
+        self.session_id, self.waited, self.retry_after = session_id, waited, retry_after
+
+async def _poll(try_once:Callable, until:float, step:float=0.002, most:float=0.05) -> None:
+    "Call the coroutine function `try_once` until it returns True, backing off; TimeoutError after `until` (monotonic)."
+    while not await try_once():
+        if time.monotonic() >= until: raise TimeoutError
+        await asyncio.sleep(min(step, max(until - time.monotonic(), 0))); step = min(2 * step, most)
+
+# %% ../../nbs/rag/37a_sessions.ipynb #00271aad
+class FileTurnLocks:
+    "A session's turns one at a time across the processes of one host: an exclusive `flock` on its lock file."
+    def __init__(self, lock_dir:Path): # a folder shared by the processes that serve the sessions
+        self.lock_dir = Path(lock_dir); self.lock_dir.mkdir(parents=True, exist_ok=True)
+
+    @contextlib.asynccontextmanager
+    async def hold(self, session_id:str, until:float=float("inf")):
+        "Hold the session's lock file (one of 65,536, named by a hash of the id), polled without blocking the loop."
+        import fcntl
+        name = f"{hashlib.sha256(session_id.encode()).hexdigest()[:4]}.lock"
+        fd = os.open(self.lock_dir/name, os.O_RDWR | os.O_CREAT, 0o600)
+        async def take():
+            try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB); return True
+            except BlockingIOError: return False
+        try:
+            await _poll(take, until)
+            yield
+        finally: os.close(fd)  # closing the file releases its lock
+
+    async def aclose(self) -> None: pass
+
+def turn_lock_dir(sessions:str) -> Path:
+    "The lock folder of a sessions store: shared by every `serve` process on this host that uses that store."
+    from gaia_mas.core.settings import cache_dir
+    return cache_dir()/"turn-locks"/hashlib.sha256(sessions.encode()).hexdigest()[:16]
+
+# %% ../../nbs/rag/37a_sessions.ipynb #2d094982
+KEEPALIVE = dict(keepalives=1, keepalives_idle=10, keepalives_interval=5, keepalives_count=3,
+                 options="-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3")
+
+def lock_key(session_id:str) -> int:
+    "The advisory-lock key of a session: 64 bits of a hash of its id, in a namespace of its own."
+    return int.from_bytes(hashlib.sha256(b"gaia_mas turn\0" + session_id.encode()).digest()[:8], "big", signed=True)
+
+class PgTurnLocks:
+    "A session's turns one at a time on every host: a PostgreSQL advisory lock per session, on one connection."
+    def __init__(self, url:str): # the sessions' PostgreSQL database
+        self.url, self._conn, self._opening = url, None, asyncio.Lock()
+
+    async def _connection(self):
+        "The locks' connection, opened (once, whoever asks first) when there is none or it was lost."
+        import psycopg
+        async with self._opening:
+            if self._conn is None or self._conn.closed:
+                self._conn = await psycopg.AsyncConnection.connect(self.url, autocommit=True, connect_timeout=10,
+                                                                   **KEEPALIVE)
+        return self._conn
+
+    async def _call(self, fn:str, key:int) -> bool:
+        "`SELECT fn(key)` on the locks' connection, run to its end even if the caller is cancelled."
+        conn = await self._connection()
+        async def call(): return (await (await conn.execute(f"SELECT {fn}(%s)", (key,))).fetchone())[0]
+        task = asyncio.ensure_future(call())
+        try: return await asyncio.shield(task)
+        except asyncio.CancelledError:  # a lock taken for a caller that is gone is given back
+            if fn == "pg_try_advisory_lock": task.add_done_callback(functools.partial(self._give_back, key))
+            raise
+
+    def _give_back(self, key:int, task:asyncio.Task) -> None:
+        if not task.cancelled() and not task.exception() and task.result():
+            asyncio.ensure_future(self._call("pg_advisory_unlock", key))
+
+# %% ../../nbs/rag/37a_sessions.ipynb #7149e658
+@patch
+@contextlib.asynccontextmanager
+async def hold(self:PgTurnLocks, session_id:str, until:float=float("inf")):
+    "Hold the session's advisory lock, polled; given back when the block ends (or by the server if the process dies)."
+    key = lock_key(session_id)
+    await _poll(lambda: self._call("pg_try_advisory_lock", key), until, step=0.01, most=0.2)
+    conn = self._conn
+    try: yield
+    finally:
+        if conn is self._conn and not conn.closed:  # a lost connection has lost its locks already
+            try: await self._call("pg_advisory_unlock", key)
+            except Exception as e: log.warning("could not release a session lock: %s", type(e).__name__)
+
+@patch
+async def aclose(self:PgTurnLocks) -> None:
+    "Close the locks' connection, which releases any lock still held."
+    if self._conn is not None: await self._conn.close()
+
+# %% ../../nbs/rag/37a_sessions.ipynb #fcd15962
+class TurnQueue:
+    "A session's turns one at a time: in arrival order within a process, and across processes with `across`."
+    def __init__(self, across:Any=None, # `FileTurnLocks`, `PgTurnLocks`, or None for this process alone
+                 wait:Optional[float]=None, # seconds a turn may wait for its session; None: no limit
+                ):
+        self.across, self.wait, self._locks, self._users = across, wait, {}, collections.Counter()
+
+    @contextlib.asynccontextmanager
+    async def turn(self, session_id:str):
+        "Hold the session for one turn; waits while earlier turns run; `SessionBusy` after `wait` seconds."
+        lock = self._locks.setdefault(session_id, asyncio.Lock()); self._users[session_id] += 1
+        t0 = time.monotonic(); until = t0 + (self.wait if self.wait is not None else float("inf"))
+        try:
+            async with contextlib.AsyncExitStack() as held:
+                try:
+                    await asyncio.wait_for(lock.acquire(), self.wait); held.callback(lock.release)
+                    if self.across is not None: await held.enter_async_context(self.across.hold(session_id, until))
+                except TimeoutError: raise SessionBusy(session_id, time.monotonic() - t0) from None
+                yield
+        finally:
+            self._users[session_id] -= 1
+            if not self._users[session_id]: del self._users[session_id], self._locks[session_id]
+
+    def __len__(self) -> int: return len(self._locks)
+
+# %% ../../nbs/rag/37a_sessions.ipynb #32ac495c
+def turn_queue(sessions:Optional[str], # the sessions store's URL (`open_sessions`); None or "memory": in memory
+               wait:Optional[float]=None, # seconds a turn may wait for its session
+              ) -> TurnQueue:
+    "The `TurnQueue` for a sessions store: advisory locks on PostgreSQL, lock files on SQLite, none in memory."
+    if not sessions or sessions == "memory": return TurnQueue(wait=wait)
+    if sessions.startswith(("postgresql://", "postgres://")): return TurnQueue(PgTurnLocks(sessions), wait)
+    return TurnQueue(FileTurnLocks(turn_lock_dir(sessions)), wait)

