@@ -333,6 +333,9 @@ def _serve_parser(sub, add_model_options) -> None:
                    help="required API key (default $GAIA_MAS_API_KEY; given here it shows in `ps`: "
                         "prefer the variable or --api-key-file)")
     v.add_argument("--api-key-file", type=Path, help="a file holding the required API key")
+    v.add_argument("--allowed-host", action="append", metavar="NAME",
+                   help="a name the server answers besides localhost and loopback addresses, e.g. rag.lan "
+                        "(repeatable; also $GAIA_MAS_ALLOWED_HOSTS, comma-separated)")
     v.add_argument("--sessions", help="checkpointer URL for conversations "
                                       "(default: the KB's Postgres, else a SQLite file beside the KB)")
     v.add_argument("--max-upload-mb", type=float, default=25,

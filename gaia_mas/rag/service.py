@@ -7,7 +7,7 @@ __all__ = ['log', 'PATTERN_NAMES', 'MAX_BODY', 'MAX_CONCURRENCY', 'SESSION_RE', 
            'LIFECYCLE', 'GC_THRESHOLDS', 'ChatRequest', 'AutoChatRequest', 'SequentialMetadata', 'ParallelMetadata',
            'SupervisorMetadata', 'ChatResponse', 'SequentialResponse', 'ParallelResponse', 'SupervisorResponse',
            'AutoResponse', 'RequestIds', 'Lifecycle', 'DrainGate', 'create_app', 'serve_settings', 'settle_heap',
-           'app_from_env', 'cmd_serve']
+           'app_from_env', 'exposure_warning', 'cmd_serve']
 
 # %% ../../nbs/rag/39_service.ipynb #c2d84efc
 import asyncio, contextlib, functools, gc, inspect, json, logging, os, re, secrets, signal, threading, time, uuid
@@ -26,7 +26,8 @@ from ..core.utils import exit_with_parent
 from .rules import (MAX_QUESTION, PATTERNS, SESSION_ID, SSE_HEADERS, Pattern, check_flag,
                                 check_question)
 from .system import build_system, open_sessions, preflight
-from .limits import add_limits, error_body, send_json, server_options
+from .limits import (add_browser_guards, add_limits, env_hosts, error_body, host_allowlist, is_loopback,
+                                 send_json, server_options)
 from .sessions import TURN_ID_RE, SessionBusy, expiring, turn_queue, turn_scope
 from .jobs import heartbeat
 from .openai_api import add_openai_routes
@@ -450,6 +451,7 @@ def create_app(system:Any, # a RagSystem, or a callable `checkpointer -> RagSyst
                turn_wait:float=60, # seconds a turn waits for the earlier turns of its session before a 409
                grace:float=60, # seconds a stopping process gives the requests in flight (see `Lifecycle`)
                lifecycle:Optional[Lifecycle]=None, # the process's state; a new one if None
+               allowed_hosts:Optional[frozenset]=None, # `Host` names answered besides loopback ones; None: any
               ) -> FastAPI:
     "The HTTP service around a RAG system."
     lifespan = lambda app: _serving(app, system, sessions, session_ttl, grace)
@@ -465,6 +467,7 @@ def create_app(system:Any, # a RagSystem, or a callable `checkpointer -> RagSyst
     for add in ROUTE_HOOKS: add(app, _api_key_check(api_key), _run, _stream)  # OpenAI API, documents, chat page
     _add_health(app, health)
     add_limits(app, max_body, limits)  # bodies are bounded before routing and authentication
+    add_browser_guards(app, allowed_hosts, keyless=api_key is None)  # DNS rebinding, writes from other web pages
     app.add_middleware(DrainGate, lifecycle=app.state.lifecycle)  # outermost: a draining process takes nothing new
     return app
 
@@ -476,7 +479,9 @@ def serve_settings(args:Any) -> dict:
     "The settings of `gaia-mas serve` as a JSON-able dict (the API key stays out: it travels in GAIA_MAS_API_KEY)."
     keys = ("kb", "embeddings", "embeddings_url", "sessions", "provider", "model", "base_url", "llm_timeout",
             "max_retries", "rps", "latency", "max_upload_mb", "history_tokens", "session_ttl", "grace")
-    return {k: getattr(args, k, None) for k in keys}
+    hosts = {"host": getattr(args, "host", None) or "127.0.0.1",
+             "allowed_hosts": [*(getattr(args, "allowed_host", None) or []), *env_hosts()]}
+    return {k: getattr(args, k, None) for k in keys} | hosts
 
 GC_THRESHOLDS = (10_000, 10, 10)  # the collector's (young, middle, old) thresholds in a `serve` worker; Python's are (700, 10, 10)
 
@@ -493,7 +498,17 @@ def app_from_env() -> FastAPI:
     settings = json.loads(os.environ.get(SERVE_ENV) or "{}")
     return create_app(functools.partial(_built_and_settled, settings), api_key=os.environ.get("GAIA_MAS_API_KEY") or None,
                       sessions=settings.get("sessions"), max_upload_mb=settings.get("max_upload_mb") or 25,
-                      session_ttl=settings.get("session_ttl"), grace=settings.get("grace") or 60, lifecycle=LIFECYCLE)
+                      session_ttl=settings.get("session_ttl"), grace=settings.get("grace") or 60, lifecycle=LIFECYCLE,
+                      allowed_hosts=host_allowlist(settings.get("host") or "127.0.0.1", settings.get("allowed_hosts") or ()))
+
+# %% ../../nbs/rag/39_service.ipynb #a4e37127
+def exposure_warning(host:str, # where `serve` listens (`--host`)
+                     port:int, key:Optional[str], # the API key, if any
+                    ) -> Optional[str]:
+    "What `serve` warns about when it listens beyond loopback with no API key; None when it does not."
+    if key or is_loopback(host): return None
+    return (f"listening on {host}:{port} with no API key: anyone who can reach this machine can read and change the "
+            "knowledge base and run the models; set GAIA_MAS_API_KEY (or --api-key-file), or listen on 127.0.0.1")
 
 # %% ../../nbs/rag/39_service.ipynb #5579b2b3
 def _log_config(verbose:bool) -> dict:
@@ -524,6 +539,7 @@ def cmd_serve(args:Any) -> int:
     if key: os.environ["GAIA_MAS_API_KEY"] = key
     host, port, workers = getattr(args, "host", "127.0.0.1"), getattr(args, "port", 8000), getattr(args, "workers",
                                                                                                    1) or 1
+    if warning := exposure_warning(host, port, key): print(f"gaia-mas serve: warning: {warning}", file=sys.stderr)
     print(f"gaia-mas serve: http://{host}:{port}/docs (sessions: {_sessions_kind(settings['sessions'])}, workers: {workers})", flush=True)
     verbose = bool(getattr(args, "verbose", 0))
     uvicorn.run("gaia_mas.rag.service:app_from_env", factory=True, host=host, port=port, workers=workers,
