@@ -76,7 +76,7 @@ def cmd_ingest(args:argparse.Namespace) -> int:
     with _open(args, create=True) as kb:
         bars = not args.no_progress and sys.stderr.isatty()
         rep = ingest(kb, args.paths, meta, progress=bars, embed=not args.no_embed,
-                     follow_links=getattr(args, "follow_links", False))
+                     follow_links=getattr(args, "follow_links", False), name=getattr(args, "name", None))
         for path, why in rep.skipped: print(f"gaia-mas: skipped {printable(path)}: {printable(why)}", file=sys.stderr)
         for path, why in rep.failed: print(f"gaia-mas: failed {printable(path)}: {printable(why)}", file=sys.stderr)
         _no_embedder_note(args, kb)
@@ -289,6 +289,8 @@ def _ingest_parsers(rag) -> None:
     i.add_argument("--no-progress", action="store_true", help="no progress bar")
     i.add_argument("--json", action="store_true", help="print the report as JSON")
     i.add_argument("--follow-links", action="store_true", help="also ingest links leading out of the folders")
+    i.add_argument("--name", help="what the documents are called outside the server, e.g. --name handbook: "
+                                  "handbook/FILE (default: the folder's own name)")
     i.add_argument("--no-embed", action="store_true",
                    help="store the text only (keyword search); add vectors later with `rag embed`")
     i.set_defaults(func=guarded(cmd_ingest))

@@ -943,3 +943,18 @@ def open_kb(url:str|Path, # sqlite:///path/kb.sqlite, a bare file path, or postg
                                         "use sqlite:///path/kb.sqlite or postgresql://user@host:port/db")
     refuse_foreign_sqlite(url)  # another application's database is refused before anything writes to it
     return SQLiteKB(url, embeddings, create=create)
+
+# %% ../../nbs/rag/30_kb.ipynb #32ebac98
+from fastcore.basics import patch
+
+@patch
+def set_info(self:SQLiteKB, key:str, value:str) -> None:
+    "Store the setting `key`."
+    with self._write() as db: db.execute("insert or replace into kb_info values (?, ?)", (key, value))
+
+@patch
+def set_info(self:PostgresKB, key:str, value:str) -> None:
+    "Store the setting `key`."
+    with self._write() as cur:
+        cur.execute("insert into kb_info values (%s, %s) on conflict (key) do update set value = excluded.value",
+                    (key, value))

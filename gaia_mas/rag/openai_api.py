@@ -223,6 +223,7 @@ class OpenAIErrors:
             await send({"type": "http.response.body", "body": raw})
         await self.app(scope, receive, send_)
 
+
 # %% ../../nbs/rag/39a_openai.ipynb #5786e275
 def _model_card(m:str) -> dict: return {"id": m, "object": "model", "created": 0, "owned_by": "gaia_mas"}
 

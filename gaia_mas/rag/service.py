@@ -219,6 +219,7 @@ async def _require_stores(app:FastAPI, fresh:bool=False, ttl:float=2.0) -> None:
     if problems: raise HTTPException(503, "; ".join(problems))
     app.state.stores_ok_at = time.monotonic()
 
+
 # %% ../../nbs/rag/39_service.ipynb #2ddf7daa
 def _turn_key(request:Request) -> Optional[str]:
     "The client's key for this turn (`Idempotency-Key`), checked; None if it sent none."

@@ -271,8 +271,8 @@ def make_rag_system(args:Any=None, # an argparse Namespace with the model option
                               session_ttl=opts.get("session_ttl") or None)
     system.kb, system.provider = knowledge_base, opts.get("provider", "scripted")
     if knowledge_base is not None:  # citations a reader can follow: source, section, page, character span
-        from gaia_mas.rag.documents_api import citation_details
-        system.cite = functools.partial(citation_details, knowledge_base)
+        from gaia_mas.rag.documents_api import public_citations
+        system.cite = functools.partial(public_citations, knowledge_base)
     return system
 
 # %% ../../nbs/rag/37_system.ipynb #f46dc71b
