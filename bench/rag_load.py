@@ -21,7 +21,7 @@ os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
 import httpx, psutil  # noqa: E402
 
 HERE = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(HERE/"tests"/"support")); sys.path.insert(0, str(HERE/"bench"))
+sys.path.insert(0, str(HERE/"bench"))
 from rag_service import ENDPOINTS, Q, Sampler, free_port, pct, table  # noqa: E402
 from rag_service import server as serve_scripted  # noqa: E402
 
@@ -172,7 +172,7 @@ def cpu_table(versions, kb, tmp, n, workers=1):
 
 def workers_table(kb, latency, quick):
     "Requests/s at 32 and 128 concurrent sessions with 1 and 2 uvicorn workers sharing one PostgreSQL for sessions."
-    from pg_server import fresh_database, postgres_server
+    from gaia_mas.core.pg_server import fresh_database, postgres_server
     rows = []
     with postgres_server() as pg:
         for workers in (1, 2):

@@ -19,7 +19,6 @@ import argparse, contextlib, json, os, random, statistics, sys, tempfile, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT/"tests"/"support"))
 os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one BLAS thread, like the database engines; threads fighting over 2 shared cores made NumPy's times erratic
 
@@ -144,9 +143,9 @@ def run_backend(name: str, url: str, sizes: list[int], log) -> dict:
             retr = bm25s.BM25(); retr.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
             lvl = {"chunks": st["chunks"], "write_chunks_per_s": round((len(new)) / secs, 1), "size_mb": round(st["size_bytes"] / 2**20, 1),
                    "kb_per_1000_chunks": round(st["size_bytes"] / 1024 / st["chunks"] * 1000, 1),
-                   **timed({"keyword": lambda q: kb._keyword(query_terms(q), 5, []),
+                   **timed({"keyword": lambda q: kb.rank_keyword(query_terms(q), 5, []),
                             "bm25s": lambda q: retr.retrieve(bm25s.tokenize([q], stopwords="en", show_progress=False), k=5, show_progress=False)}, queries),
-                   **timed({"vector": lambda q: kb._vector(qvecs[q], 5, []),
+                   **timed({"vector": lambda q: kb.rank_vector(qvecs[q], 5, []),
                             "numpy": lambda q: np.argpartition(-(mat @ np.asarray(qvecs[q], dtype=np.float32)), 5)[:5]}, queries),
                    **timed({"hybrid_search": lambda q: kb.search(q, mode="hybrid", k=5)}, queries, repeat=1)}
             lvl["keyword_vs_bm25s"] = round(lvl["keyword"]["p50_ms"] / max(lvl["bm25s"]["p50_ms"], 1e-6), 2)
@@ -187,7 +186,7 @@ def main(argv=None):
         for b in a.backends.split(","):
             if b == "sqlite": results.append(run_backend("sqlite", f"sqlite:///{tmp}/bench.sqlite", sizes, log))
             elif b == "postgres":
-                from pg_server import postgres_server
+                from gaia_mas.core.pg_server import postgres_server
                 with postgres_server() as url: results.append(run_backend("postgres", url, sizes, log))
             else: p.error(f"unknown backend {b!r}")
     print(table(results))

@@ -19,7 +19,6 @@ from pathlib import Path
 
 os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
 HERE = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(HERE/"tests"/"support"))
 
 FILL = r'''
 import asyncio, json, resource, sys, time
@@ -92,14 +91,14 @@ import contextlib
 def contextlib_pg(wanted:bool):
     "A PostgreSQL server for the run, if wanted."
     if not wanted: yield None; return
-    from pg_server import postgres_server
+    from gaia_mas.core.pg_server import postgres_server
     with postgres_server() as url: yield url
 
 @contextlib.contextmanager
 def store(backend:str, tmp:str, pg:str, tag:str):
     "A fresh sessions store's URL."
     if backend == "sqlite": yield f"sqlite:///{tmp}/sessions-{tag}.sqlite"; return
-    from pg_server import fresh_database
+    from gaia_mas.core.pg_server import fresh_database
     with fresh_database(pg, f"bench_sessions_{tag}") as url: yield url
 
 if __name__ == "__main__": main()

@@ -4,7 +4,7 @@ import asyncio, contextlib, os, shutil, signal, subprocess, sys, time
 from pathlib import Path
 import httpx, pytest
 
-from pg_server import free_port  # tests/support is on sys.path (pytest.ini)
+from gaia_mas.core.pg_server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 LANGGRAPH = shutil.which("langgraph", path=str(Path(sys.executable).parent)) or shutil.which("langgraph")

@@ -5,7 +5,7 @@ import shutil, signal, sys, time
 from pathlib import Path
 import httpx, pytest
 
-from pg_server import free_port  # tests/support is on sys.path (pytest.ini)
+from gaia_mas.core.pg_server import free_port
 from proc_tree import Tagged, describe
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 from ..core.settings import default_sessions, redact
 from ..core.guards import printable
+from .kb_search import check_metadata
 from ..core.utils import run_sync
 from .rules import PATTERN_CHOICES
 
@@ -34,7 +35,7 @@ def parse_meta(items:Sequence[str], # the --meta arguments
         k, eq, v = it.partition("=")
         if not eq or not k.strip() or not v.strip(): raise ValueError(f"malformed --meta {it!r}: expected key=value, e.g. --meta team=payments")
         out[k.strip()] = _value(k.strip(), v)
-    return out
+    return check_metadata(out, "--meta")
 
 _OPS = [(">=", "gte"), ("<=", "lte"), ("^=", "prefix"), (">", "gt"), ("<", "lt"), ("=", None)]
 

@@ -14,6 +14,7 @@ from ..core.guards import UnsafeDocument, check_office
 from .ingest import SUPPORTED, chunk_bounded, embed_text
 from .jobs import KEEP, JobStore
 from .kb import citation_for
+from .kb_search import FILTER_DEPTH, META_DEPTH, check_filters, check_metadata, parse_json
 from .sources import SourceNames, public_filters, public_hit
 
 log = logging.getLogger(__name__)
@@ -159,7 +160,7 @@ def parse_meta_fields(fields:list[tuple[str, str]], # the form fields
         if name != "meta": continue
         v = value.strip()
         if v.startswith("{"):
-            obj = json.loads(v)
+            obj = parse_json(v, "meta", META_DEPTH)
             if not isinstance(obj, dict): raise ValueError("meta: a JSON value must be an object")
             out.update(obj); continue
         k, eq, val = v.partition("=")
@@ -168,7 +169,7 @@ def parse_meta_fields(fields:list[tuple[str, str]], # the form fields
         out[k.strip()] = val.strip()
     if any(k in ("source", "start", "end", "content_hash") for k in out):
         raise ValueError("meta may not set source, start, end or content_hash")
-    return out
+    return check_metadata(out)
 
 # %% ../../nbs/rag/39b_documents.ipynb #054a5490
 def store_upload(kb:Any, # the knowledge base
@@ -189,22 +190,13 @@ def store_upload(kb:Any, # the knowledge base
     return {"source": source, "status": "updated" if old else "added", "chunks": len(chunks)}
 
 # %% ../../nbs/rag/39b_documents.ipynb #2e2089e0
-def _rows(kb:Any, sql:str, params:list) -> list[tuple]:
-    "Rows of a read-only query on either engine (`?` placeholders; PostgreSQL's are `%s`)."
-    if hasattr(kb, "_q"): return [tuple(r) for r in kb._q(sql.replace("?", "%s"), params)]
-    return kb.db.execute(sql, params).fetchall()
-
 def list_documents(kb:Any, # the knowledge base
                    offset:int=0, limit:int=50) -> dict:
     "A page of the documents, in source order, with the total count."
     srcs = kb.sources(); page = srcs[offset:offset + limit]
-    marks = ",".join("?" * len(page))
-    sql = f"select source, title, filetype, n_chunks, ingested from documents where source in ({marks})"
-    rows = {r[0]: r for r in _rows(kb, sql, page)} if page else {}
-    docs = [dict(zip(("source", "title", "filetype", "chunks", "ingested"), rows[s])) for s in page if s in rows]
+    found = kb.documents(page) if page else {}
+    docs = [{"source": s, **found[s]} for s in page if s in found]
     return {"documents": docs, "total": len(srcs), "offset": offset, "limit": limit}
-
-def _meta(m:Any) -> dict: return json.loads(m) if isinstance(m, str) else dict(m or {})
 
 def citation_details(kb:Any, # the knowledge base the answer came from (None: labels only)
                      citations:list[str], # the answer's citation labels
@@ -213,10 +205,9 @@ def citation_details(kb:Any, # the knowledge base the answer came from (None: la
     out = []
     for c in citations:
         d = {"citation": c}
-        sql = "select source, metadata from chunks where citation = ? limit 200"
-        rows = _rows(kb, sql, [c]) if kb is not None and c else []
+        rows = kb.cited(c) if kb is not None and c else []
         if rows:
-            src = rows[0][0]; ms = [_meta(m) for s, m in rows if s == src]
+            src = rows[0][0]; ms = [m for s, m in rows if s == src]
             starts, ends = [m["start"] for m in ms if "start" in m], [m["end"] for m in ms if "end" in m]
             d |= {"source": src, **{k: ms[0].get(k) for k in ("section", "page", "title")},
                   "start": min(starts) if starts else None, "end": max(ends) if ends else None}
@@ -347,9 +338,8 @@ async def search(request:Request, q:str=Query(..., min_length=1, max_length=2000
                  mode:str=Query("hybrid", pattern="^(keyword|semantic|hybrid)$"), k:int=Query(5, ge=1, le=50),
                  filter:Optional[str]=Query(None, max_length=2000, description='JSON: {"team": "payments"}')):
     try:
-        kb, filters = _kb(request), json.loads(filter) if filter else None
-        if filters is not None and not isinstance(filters, dict):
-            raise ValueError('filter: give a JSON object, e.g. {"team": "payments"}')
+        kb, filters = _kb(request), parse_json(filter, "filter", FILTER_DEPTH) if filter else None
+        if filters is not None: check_filters(filters)
         names = SourceNames.of(kb)
         if filters and "source" in filters: filters = public_filters(filters, names, await asyncio.to_thread(kb.sources))
         hits = await asyncio.to_thread(kb.search, q, mode, k, filters)

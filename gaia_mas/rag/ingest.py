@@ -280,7 +280,7 @@ def backfill_vectors(kb:KnowledgeBase, # the knowledge base, with its embedder
     n, bar = 0, tqdm(total=total, unit="chunk", desc="vectors", disable=not progress, file=sys.stderr, smoothing=0.1)
     with bar:
         while todo := kb.missing_vectors(batch):
-            rows = kb._rows([i for i, _ in todo])
+            rows = kb.rows([i for i, _ in todo])
             texts = [embed_text(rows[i]) if i in rows else t for i, t in todo]
             kb.set_vectors(list(zip([i for i, _ in todo], kb.embed(texts)))); n += len(todo); bar.update(len(todo))
     return n
@@ -371,5 +371,5 @@ def sample_kb(path:Optional[str|Path]=None, # the SQLite file; by default <cache
     if kb.info("sample_hash") != h.hexdigest():
         rep = ingest(kb, [docs])
         if rep.skipped: log.warning("sample collection: skipped %s", rep.skipped)
-        with kb._write() as db: db.execute("insert or replace into kb_info values ('sample_hash', ?)", (h.hexdigest(),))
+        kb.set_info("sample_hash", h.hexdigest())
     return kb

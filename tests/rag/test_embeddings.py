@@ -4,7 +4,7 @@ the CLI ingests and searches through it, and a dead server stops an ingest with 
 import contextlib, os, signal, subprocess, sys, time
 import httpx, pytest
 
-from pg_server import free_port  # tests/support is on sys.path (pytest.ini)
+from gaia_mas.core.pg_server import free_port
 from gaia_mas.rag.ingest import sample_dir
 
 pytestmark = pytest.mark.real_server

@@ -1,11 +1,13 @@
-"""The knowledge base against both engines: ingestion, idempotence, search modes, filters, bad input, consistency."""
-import json, shutil, threading
+"""The knowledge base against both engines: ingestion, idempotence, search modes, filters, bad input, consistency,
+batched writes, and the same answers from SQLite and PostgreSQL."""
+import json, shutil, statistics
 from pathlib import Path
 import pytest
-from gaia_mas.rag.kb import HashEmbeddings, open_kb, SQLiteKB
-from gaia_mas.rag.ingest import ingest, sample_dir
+from gaia_mas.rag.kb import ENGINE_METHODS, HashEmbeddings, PostgresKB, SQLiteKB, open_kb
+from gaia_mas.rag.ingest import chunk_document, embed_text, ingest, sample_dir
 
 DOCS = sample_dir()/"docs"
+GOLDEN = [json.loads(l) for l in (sample_dir()/"golden.jsonl").read_text().splitlines() if l.strip()]
 
 
 class CountingEmbeddings(HashEmbeddings):
@@ -172,43 +174,70 @@ def test_write_is_atomic(kb_url, docs):
         assert kb.stats()["chunks"] == before and kb.doc_hash(doc["source"]) != "new"
 
 
-def test_concurrent_readers_while_ingesting(tmp_path, docs):
-    url = f"sqlite:///{tmp_path/'kb.sqlite'}"
-    with open_kb(url, HashEmbeddings(64)) as kb: ingest(kb, [docs/"circuit-breakers.md"])
-    errors, stop, searches = [], threading.Event(), []
-    def reader():
-        try:
-            r = open_kb(url, HashEmbeddings(64), create=False)
-            try:
-                while not stop.is_set(): r.search("circuit breaker", k=3); searches.append(1)
-            finally: r.close()
-        except Exception as e: errors.append(e)
-    threads = [threading.Thread(target=reader) for _ in range(3)]
-    for t in threads: t.start()
-    try:
-        with open_kb(url, HashEmbeddings(64)) as kb: rep = ingest(kb, [docs])
-    finally:
-        stop.set()
-        for t in threads: t.join(timeout=30)
-    assert not errors and len(rep.added) == 6 and searches
-
-
-def test_readers_do_not_write(tmp_path, docs):
-    "Opening an existing knowledge base to read takes no write lock, so it works while a writer holds one."
-    from gaia_mas.rag.kb import sqlite_module
-    url = f"sqlite:///{tmp_path/'kb.sqlite'}"
-    with open_kb(url, HashEmbeddings(64)) as kb: ingest(kb, [docs/"circuit-breakers.md"])
-    w = sqlite_module().connect(tmp_path/"kb.sqlite", timeout=0.1, isolation_level=None)
-    try:
-        w.execute("begin immediate")  # another process in the middle of a write
-        r = SQLiteKB(tmp_path/"kb.sqlite", HashEmbeddings(64), create=False)
-        r._local.db.execute("pragma busy_timeout=100")
-        try: assert r.search("circuit breaker", k=2)
-        finally: r.close()
-    finally: w.execute("rollback"); w.close()
-
-
 def test_missing_kb_and_bad_url(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"no knowledge base at .*missing.sqlite.*gaia-mas rag ingest"):
         open_kb(f"sqlite:///{tmp_path/'missing.sqlite'}", create=False)
     with pytest.raises(ValueError, match="unsupported knowledge base URL"): open_kb("mysql://x/y")
+
+
+def test_each_engine_implements_the_interface():
+    for engine in (SQLiteKB, PostgresKB):
+        assert [n for n in ENGINE_METHODS if n not in vars(engine)] == [], engine
+
+
+def items(kb, names):
+    "(doc, chunks, vectors) for sample files."
+    out = []
+    for n in names:
+        doc, chunks = chunk_document(DOCS/n)
+        out.append((doc, chunks, kb.embed([embed_text(c) for c in chunks])))
+    return out
+
+
+def test_a_bad_document_does_not_sink_its_batch(kb_url):
+    with open_kb(kb_url, HashEmbeddings(64)) as kb:
+        good1, bad, good2 = items(kb, ["circuit-breakers.md", "idempotency.md", "rate-limiting.md"])
+        assert not kb.write_documents([bad])  # an earlier, good version of the bad document
+        before = kb.stats()["chunks"]
+        null_text = {"text": None, "citation": "x", "text_hash": "x", "metadata": {}}  # violates NOT NULL
+        broken = ({**bad[0], "hash": "new"}, bad[1] + [null_text], None)
+        errors = kb.write_documents([good1, broken, good2])
+        assert set(errors) == {bad[0]["source"]} and isinstance(errors[bad[0]["source"]], Exception)
+        s = kb.stats()
+        assert s["documents"] == 3 and s["chunks"] == before + len(good1[1]) + len(good2[1])
+        assert kb.doc_hash(bad[0]["source"]) == bad[0]["hash"]  # the failed replacement left the old version whole
+        assert kb.search("token bucket", mode="keyword", k=1)[0].citation.startswith("rate-limiting.md")
+        assert kb.search("What is a circuit breaker?", mode="hybrid", k=1)[0].citation.startswith("circuit-breakers.md")
+        with pytest.raises(Exception): kb.write_document(*broken)  # one document alone still raises
+
+
+def test_ingest_batches_report_each_document(kb_url, tmp_path):
+    d = tmp_path/"d"; d.mkdir()
+    for n in ("circuit-breakers.md", "idempotency.md", "rate-limiting.md", "load-balancing.md"):
+        (d/n).write_bytes((DOCS/n).read_bytes())
+    with open_kb(kb_url, HashEmbeddings(64)) as kb:
+        calls, real = [], kb.write_documents
+        kb.write_documents = lambda its: calls.append([i[0]["source"] for i in its]) or real(its)
+        rep = ingest(kb, [d], batch=10**6)
+        assert len(calls) == 1 and len(calls[0]) == 4 and len(rep.added) == 4 and not rep.skipped
+        assert rep.chunks == kb.stats()["chunks"]
+        again = ingest(kb, [d, d/"idempotency.md"], batch=1)  # a file named twice is written once
+        assert len(again.unchanged) == 5 and not again.added
+
+
+def test_golden_set_same_on_both_engines(pg_url, tmp_path):
+    "Semantic hits are identical on SQLite and PostgreSQL; keyword and hybrid find the relevant files as well on both."
+    from gaia_mas.core.pg_server import fresh_database
+    res = {}
+    with fresh_database(pg_url, "kb_golden") as url:
+        for name, u in (("sqlite", f"sqlite:///{tmp_path/'g.sqlite'}"), ("postgres", url)):
+            with open_kb(u, HashEmbeddings()) as kb:
+                ingest(kb, [DOCS])
+                res[name] = {m: [[h.citation for h in kb.search(g["question"], mode=m, k=5)] for g in GOLDEN]
+                             for m in ("keyword", "semantic", "hybrid")}
+    assert res["sqlite"]["semantic"] == res["postgres"]["semantic"]
+    for mode in ("keyword", "hybrid"):
+        for name in res:
+            recall = statistics.mean(len({c.split(" ")[0] for c in hits} & set(g["relevant"])) / len(g["relevant"])
+                                     for g, hits in zip(GOLDEN, res[name][mode]))
+            assert recall >= 0.95, (name, mode, recall)

@@ -11,7 +11,7 @@ import asyncio, json, os, random, shutil, statistics, time
 import httpx, pytest
 
 from cluster import haproxy, loopback, namespaces, netns_problem
-from pg_server import fresh_database, postgres_server
+from gaia_mas.core.pg_server import fresh_database, postgres_server
 
 SESSIONS, TURNS, UPLOADS = 64, 5, 12
 DOC = "# {title}\n\n## Idea\n\nA bulkhead isolates each dependency's resources: one slow service cannot take all. {n}\n"

@@ -5,7 +5,7 @@ load on both, with the knowledge base and the sessions in one PostgreSQL databas
 import asyncio, contextlib, os, signal, subprocess, sys, time
 import httpx, pytest
 
-from pg_server import fresh_database, free_port  # tests/support is on sys.path (pytest.ini)
+from gaia_mas.core.pg_server import fresh_database, free_port
 
 SERVE = [sys.executable, "-c", "import sys; from gaia_mas.rag.cli import rag_main; sys.exit(rag_main(sys.argv[1:]))", "serve"]
 Q = "What is a circuit breaker?"

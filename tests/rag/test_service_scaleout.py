@@ -5,7 +5,7 @@ that died is reported failed; SIGTERM drains: the answer in flight finishes, new
 import asyncio, os, signal, time
 import httpx, pytest
 
-from pg_server import fresh_database
+from gaia_mas.core.pg_server import fresh_database
 from rag_serve import serve
 
 from gaia_mas.rag.service import create_app

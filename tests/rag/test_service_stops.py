@@ -5,7 +5,7 @@ spawned carries a tag in its environment, so the test finds them all, orphans re
 import signal, sys, time
 import httpx, pytest
 
-from pg_server import free_port  # tests/support is on sys.path (pytest.ini)
+from gaia_mas.core.pg_server import free_port
 from proc_tree import Tagged, describe
 
 GAIA = [sys.executable, "-c", "import sys; from gaia_mas.cli import main; sys.exit(main())"]

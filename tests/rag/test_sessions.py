@@ -4,7 +4,7 @@ with their history intact, the storage smaller afterwards; and a long conversati
 import asyncio, contextlib, io, os, itertools
 import pytest
 
-from pg_server import fresh_database  # tests/support is on sys.path (pytest.ini)
+from gaia_mas.core.pg_server import fresh_database
 
 _n = itertools.count()
 QS = ["What is a circuit breaker?", "How does it recover after opening?", "What is a bulkhead?"]

@@ -5,7 +5,7 @@ long is refused with `SessionBusy`."""
 import asyncio, os, signal, subprocess, sys, time
 import pytest
 
-from pg_server import fresh_database
+from gaia_mas.core.pg_server import fresh_database
 
 from gaia_mas.rag.sessions import PgTurnLocks, SessionBusy, TurnQueue, turn_queue
 

@@ -303,7 +303,7 @@ def test_astream_closed_early_cancels_the_run(tools):
 def test_cmd_ask_sessions_in_postgres(pg_url, tmp_path, capsys):
     "With a Postgres knowledge base, `rag ask` keeps its sessions in that database: a second process continues the conversation."
     import os, subprocess, sys
-    from pg_server import fresh_database
+    from gaia_mas.core.pg_server import fresh_database
     from gaia_mas.rag.ingest import ingest, sample_dir
     from gaia_mas.rag.kb import HashEmbeddings, open_kb
     with fresh_database(pg_url, f"f1_sessions_{os.getpid()}") as url:

@@ -5,7 +5,7 @@ import contextlib, ipaddress, os, random, shutil, signal, subprocess, sys, time
 from pathlib import Path
 import httpx
 
-from pg_server import free_port
+from gaia_mas.core.pg_server import free_port
 
 SERVE = [sys.executable, "-c", "import sys; from gaia_mas.cli import main; sys.exit(main())", "serve"]
 

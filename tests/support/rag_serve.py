@@ -3,7 +3,7 @@ import contextlib, os, signal, subprocess, sys, threading, time
 from pathlib import Path
 import httpx, psutil
 
-from pg_server import free_port
+from gaia_mas.core.pg_server import free_port
 
 SERVE = [sys.executable, "-c", "import sys; from gaia_mas.cli import main; sys.exit(main())", "serve"]
 

@@ -1,70 +1,13 @@
-"""Batched writes, bulk loads and the keyword-index migration of the knowledge base (issue 18, items 2 and 3)."""
-import json, logging, statistics
-from pathlib import Path
+"""The PostgreSQL engine's own behaviour: an old schema moved on open, bulk loads that defer the vector index, and
+keyword search that ranks only chunks holding a selective term on large tables."""
+import json, logging
 import pytest
+import gaia_mas.rag.kb_postgres as K
 from gaia_mas.rag.kb import HashEmbeddings, open_kb, query_terms
 from gaia_mas.rag.ingest import chunk_document, embed_text, ingest, iter_files, sample_dir
 
 DOCS = sample_dir()/"docs"
 GOLDEN = [json.loads(l) for l in (sample_dir()/"golden.jsonl").read_text().splitlines() if l.strip()]
-
-
-def items(kb, names):
-    "(doc, chunks, vectors) for sample files."
-    out = []
-    for n in names:
-        doc, chunks = chunk_document(DOCS/n)
-        out.append((doc, chunks, kb.embed([embed_text(c) for c in chunks])))
-    return out
-
-
-def test_a_bad_document_does_not_sink_its_batch(kb_url):
-    with open_kb(kb_url, HashEmbeddings(64)) as kb:
-        good1, bad, good2 = items(kb, ["circuit-breakers.md", "idempotency.md", "rate-limiting.md"])
-        assert not kb.write_documents([bad])  # an earlier, good version of the bad document
-        before = kb.stats()["chunks"]
-        null_text = {"text": None, "citation": "x", "text_hash": "x", "metadata": {}}  # violates NOT NULL
-        broken = ({**bad[0], "hash": "new"}, bad[1] + [null_text], None)
-        errors = kb.write_documents([good1, broken, good2])
-        assert set(errors) == {bad[0]["source"]} and isinstance(errors[bad[0]["source"]], Exception)
-        s = kb.stats()
-        assert s["documents"] == 3 and s["chunks"] == before + len(good1[1]) + len(good2[1])
-        assert kb.doc_hash(bad[0]["source"]) == bad[0]["hash"]  # the failed replacement left the old version whole
-        assert kb.search("token bucket", mode="keyword", k=1)[0].citation.startswith("rate-limiting.md")
-        assert kb.search("What is a circuit breaker?", mode="hybrid", k=1)[0].citation.startswith("circuit-breakers.md")
-        with pytest.raises(Exception): kb.write_document(*broken)  # one document alone still raises
-
-
-def test_ingest_batches_report_each_document(kb_url, tmp_path):
-    d = tmp_path/"d"; d.mkdir()
-    for n in ("circuit-breakers.md", "idempotency.md", "rate-limiting.md", "load-balancing.md"):
-        (d/n).write_bytes((DOCS/n).read_bytes())
-    with open_kb(kb_url, HashEmbeddings(64)) as kb:
-        calls, real = [], kb.write_documents
-        kb.write_documents = lambda its: calls.append([i[0]["source"] for i in its]) or real(its)
-        rep = ingest(kb, [d], batch=10**6)
-        assert len(calls) == 1 and len(calls[0]) == 4 and len(rep.added) == 4 and not rep.skipped
-        assert rep.chunks == kb.stats()["chunks"]
-        again = ingest(kb, [d, d/"idempotency.md"], batch=1)  # a file named twice is written once
-        assert len(again.unchanged) == 5 and not again.added
-
-
-def test_golden_set_same_on_both_engines(pg_url, tmp_path):
-    "Semantic hits are identical on SQLite and PostgreSQL; keyword and hybrid find the relevant files as well on both."
-    from pg_server import fresh_database
-    res = {}
-    with fresh_database(pg_url, "kb_golden") as url:
-        for name, u in (("sqlite", f"sqlite:///{tmp_path/'g.sqlite'}"), ("postgres", url)):
-            with open_kb(u, HashEmbeddings()) as kb:
-                ingest(kb, [DOCS])
-                res[name] = {m: [[h.citation for h in kb.search(g["question"], mode=m, k=5)] for g in GOLDEN]
-                             for m in ("keyword", "semantic", "hybrid")}
-    assert res["sqlite"]["semantic"] == res["postgres"]["semantic"]
-    for mode in ("keyword", "hybrid"):
-        for name in res:
-            recall = statistics.mean(len({c.split(" ")[0] for c in hits} & set(g["relevant"])) / len(g["relevant"])
-                                     for g, hits in zip(GOLDEN, res[name][mode]))
-            assert recall >= 0.95, (name, mode, recall)
 
 
 # The PostgreSQL schema before chunk_terms: the keyword terms in a generated column of the wide chunks table.
@@ -92,7 +35,7 @@ OLD_KEYWORD = ("select id, ts_rank(tsv, q, 1) from chunks, to_tsquery('english',
 
 def test_old_schema_opens_and_ranks_the_same(pg_url, caplog):
     import psycopg
-    from pg_server import fresh_database
+    from gaia_mas.core.pg_server import fresh_database
     emb = HashEmbeddings(64)
     with fresh_database(pg_url, "kb_old_schema") as url:
         with psycopg.connect(url, autocommit=True) as db:  # a knowledge base written by the old code
@@ -114,17 +57,17 @@ def test_old_schema_opens_and_ranks_the_same(pg_url, caplog):
             old = {g["question"]: db.execute(OLD_KEYWORD, (" | ".join(query_terms(g["question"])), 20)).fetchall()
                    for g in GOLDEN}
             n_chunks = db.execute("select count(*) from chunks").fetchone()[0]
-        with caplog.at_level(logging.WARNING, logger="gaia_mas.rag.kb"), open_kb(url) as kb:
+        with caplog.at_level(logging.WARNING, logger="gaia_mas.rag.kb_postgres"), open_kb(url) as kb:
             assert "chunk_terms" in caplog.text and kb.embeddings.model == "hash-64"
             for q, rows in old.items():
-                new = kb._keyword(query_terms(q), 20, [])
+                new = kb.rank_keyword(query_terms(q), 20, [])
                 assert [i for i, _ in new] == [i for i, _ in rows], q
                 assert [s for _, s in new] == pytest.approx([s for _, s in rows]), q
             assert kb.stats()["chunks"] == n_chunks and not kb._q("select 1 from information_schema.columns "
                                                                 "where table_name = 'chunks' and column_name = 'tsv'")
         caplog.clear()
         # once: the second open moves nothing
-        with caplog.at_level(logging.WARNING, logger="gaia_mas.rag.kb"), open_kb(url) as kb:
+        with caplog.at_level(logging.WARNING, logger="gaia_mas.rag.kb_postgres"), open_kb(url) as kb:
             assert "chunk_terms" not in caplog.text and kb._q("select count(*) from chunk_terms")[0][0] == n_chunks
             rep = ingest(kb, [DOCS])  # and the migrated knowledge base takes writes as before
             assert not rep.added and not rep.updated and kb.search("circuit breaker half-open", k=1)
@@ -143,7 +86,7 @@ def synthetic(j, n, dim=16):
 
 
 def test_bulk_load_defers_the_vector_index(pg_url, caplog):
-    from pg_server import fresh_database
+    from gaia_mas.core.pg_server import fresh_database
     index = lambda kb: kb._q("select to_regclass('chunks_hnsw')")[0][0]
     with fresh_database(pg_url, "kb_bulk") as url, open_kb(url, HashEmbeddings(16)) as kb:
         kb.write_documents([synthetic(0, 10)])
@@ -157,29 +100,28 @@ def test_bulk_load_defers_the_vector_index(pg_url, caplog):
             q = synthetic(5, 300)[2][7]
             exact = kb.search("x", mode="semantic", k=3)  # without the index the search is exact
         assert index(kb) and kb.stats()["vectors"] == 1410  # ... and rebuilt at the end
-        hit = kb._vector(q, 1, [])[0]
-        assert kb._rows([hit[0]])[hit[0]]["text"].startswith("chunk 5-7 ") and hit[1] == pytest.approx(1.0)
+        hit = kb.rank_vector(q, 1, [])[0]
+        assert kb.rows([hit[0]])[hit[0]]["text"].startswith("chunk 5-7 ") and hit[1] == pytest.approx(1.0)
         assert [h.chunk_id for h in kb.search("x", mode="semantic", k=3)] == [h.chunk_id for h in exact]
         kb.db.execute("drop index chunks_hnsw")  # a bulk load killed before its end
-        with caplog.at_level(logging.WARNING, logger="gaia_mas.rag.kb"), open_kb(url) as again:
+        with caplog.at_level(logging.WARNING, logger="gaia_mas.rag.kb_postgres"), open_kb(url) as again:
             assert index(again) and "interrupted bulk load" in caplog.text
 
 
 def test_postgres_keyword_search_ranks_chunks_with_a_selective_term(pg_url, monkeypatch):
     "On a large table, keyword search ranks only chunks holding a lexeme found in under COMMON_TERM of them."
-    import gaia_mas.rag.kb as K
-    from pg_server import fresh_database
+    from gaia_mas.core.pg_server import fresh_database
     with fresh_database(pg_url, "kb_prune") as url, open_kb(url, HashEmbeddings(32)) as kb:
         ingest(kb, [sample_dir()/"docs"], embed=False)
         kb.db.execute("analyze chunk_terms")
         q = "circuit breaker bulkhead"
         every = kb.search(q, mode="keyword", k=200, diverse=False)
         plain = [h.chunk_id for h in every[:8]]
-        assert kb._selective(K.query_terms(q)) == []  # a small table: nothing is pruned
+        assert kb._selective(query_terms(q)) == []  # a small table: nothing is pruned
         monkeypatch.setattr(K, "PRUNE_MIN_CHUNKS", 0); monkeypatch.setattr(K, "COMMON_TERM", 0.1); kb._freq = None
         freq = kb._lexeme_freq()
         assert freq["circuit"] > K.COMMON_TERM > freq.get("bulkhead", 0), freq  # statistics from ANALYZE
-        assert kb._selective(K.query_terms(q)) == ["bulkhead"]
+        assert kb._selective(query_terms(q)) == ["bulkhead"]
         pruned = [h.chunk_id for h in kb.search(q, mode="keyword", k=8, diverse=False)]
         # the same ranking, over the chunks holding the selective term only
         assert pruned == [h.chunk_id for h in every if "bulkhead" in h.text.lower()][:8] != plain
