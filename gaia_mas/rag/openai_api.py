@@ -4,14 +4,14 @@
 
 # %% ../../nbs/rag/39a_openai.ipynb #4bd2275c
 from __future__ import annotations
-import contextlib, contextvars, json, re, threading, time, uuid
+import contextlib, contextvars, json, re, time, uuid
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable, Optional
 from fastapi import Depends, FastAPI, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
-from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.tracers.context import register_configure_hook
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from ..core.llm import TokenCounter
 from .rules import (PATTERN_CHOICES, SSE_HEADERS, InvalidRequest, check_flag, check_question,
                                 check_session_id, check_text)
 
@@ -24,19 +24,16 @@ __all__ = ['MODELS', 'UsageCounter', 'counting_usage', 'ChatMessage', 'ChatCompl
 MODELS = PATTERN_CHOICES  # a client's `model` is the pattern that answers
 
 # %% ../../nbs/rag/39a_openai.ipynb #0e393e8f
-_FIELDS = (("prompt_tokens", "input_tokens"), ("completion_tokens", "output_tokens"), ("total_tokens", "total_tokens"))
+class UsageCounter(TokenCounter):
+    "The LLM layer's `TokenCounter`, its sums in OpenAI's field names (`usage`)."
+    @property
+    def calls(self) -> int: return self.llm_calls
 
-class UsageCounter(BaseCallbackHandler):
-    "Sums the token usage of every chat model call it sees, in OpenAI's field names."
-    def __init__(self):
-        self.lock, self.calls = threading.Lock(), 0
-        self.usage = dict.fromkeys(("prompt_tokens", "completion_tokens", "total_tokens"), 0)
-    def on_llm_end(self, response, **kw):
-        for gen in (g for gens in response.generations for g in gens):
-            u = getattr(getattr(gen, "message", None), "usage_metadata", None) or {}
-            with self.lock:
-                self.calls += 1
-                for mine, theirs in _FIELDS: self.usage[mine] += int(u.get(theirs) or 0)
+    @property
+    def usage(self) -> dict:
+        "`prompt_tokens`, `completion_tokens` and `total_tokens` so far."
+        return {"prompt_tokens": self.input_tokens, "completion_tokens": self.output_tokens,
+                "total_tokens": self.input_tokens + self.output_tokens}
 
 _usage_var: contextvars.ContextVar = contextvars.ContextVar("gaia_mas_usage_counter", default=None)
 register_configure_hook(_usage_var, inheritable=True)
