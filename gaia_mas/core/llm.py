@@ -19,7 +19,7 @@ from .utils import call_timeout, load_prompt_from_file, prompts_dir, time_left
 __all__ = ['log', 'JSON_MODES', 'supported_providers', 'MissingAPIKeyError', 'ClearError', 'ModelServerUnreachable',
            'LLMDeadlineExceeded', 'MalformedReplyError', 'ReplyCutError', 'is_local_server', 'server_json_mode',
            'ServerChatOpenAI', 'openai_llm_factory', 'json_schema_format', 'llm_factory', 'repair_prompt',
-           'invoke_json', 'validate_or_repair', 'make_rate_limiter']
+           'invoke_json', 'validate_or_repair', 'make_rate_limiter', 'token_usage', 'TokenCounter']
 
 # %% ../../nbs/core/03_llm.ipynb #81eeb988
 log = logging.getLogger(__name__)
@@ -424,3 +424,32 @@ def make_rate_limiter(rps:Optional[float], # most requests per second, all agent
     return InMemoryRateLimiter(
         requests_per_second=rps, check_every_n_seconds=min(0.1, 1 / rps), max_bucket_size=max(1, rps)
     )
+
+# %% ../../nbs/core/03_llm.ipynb #017eef9b
+from langchain_core.callbacks import BaseCallbackHandler
+
+def token_usage(response:Any, # one LLM result, as a callback's `on_llm_end` receives it
+               ) -> tuple[int, int]:
+    "Input and output tokens of one LLM result."
+    usage = [getattr(getattr(g, "message", None), "usage_metadata", None) for gs in response.generations for g in gs]
+    if usage := [u for u in usage if u]:
+        return sum(u.get("input_tokens", 0) for u in usage), sum(u.get("output_tokens", 0) for u in usage)
+    tu = (response.llm_output or {}).get("token_usage") or {}
+    return tu.get("prompt_tokens", 0), tu.get("completion_tokens", 0)
+
+class TokenCounter(BaseCallbackHandler):
+    "Counts the model calls it sees and their input and output tokens, from any thread."
+    ignore_chain = True   # model events only: LangChain then skips this handler for the many chain events
+    def __init__(self): self.llm_calls = self.input_tokens = self.output_tokens = 0; self._lock = threading.Lock()
+
+    def on_chat_model_start(self, serialized, messages, **kw):
+        with self._lock: self.llm_calls += 1
+    def on_llm_start(self, serialized, prompts, **kw): self.on_chat_model_start(serialized, prompts)
+
+    def on_llm_end(self, response, **kw):
+        n_in, n_out = token_usage(response)
+        with self._lock: self.input_tokens += n_in; self.output_tokens += n_out
+
+    def totals(self) -> dict:
+        "The counts so far."
+        return {"llm_calls": self.llm_calls, "input_tokens": self.input_tokens, "output_tokens": self.output_tokens}

@@ -82,30 +82,10 @@ def build_app(configs:dict[str, AgentConfig], # the agents' configurations
                                     checkpointer=checkpointer, tracing=tracing)
 
 # %% ../../nbs/gaia/26_runner.ipynb #20135ebf
-def _tokens(response:Any) -> tuple[int, int]:
-    "Input and output tokens of one LLM result."
-    usage = [getattr(getattr(g, "message", None), "usage_metadata", None) for gs in response.generations for g in gs]
-    if usage := [u for u in usage if u]:
-        return sum(u.get("input_tokens", 0) for u in usage), sum(u.get("output_tokens", 0) for u in usage)
-    tu = (response.llm_output or {}).get("token_usage") or {}
-    return tu.get("prompt_tokens", 0), tu.get("completion_tokens", 0)
+from ..core.llm import TokenCounter
 
-class CostTracker(BaseCallbackHandler):
+class CostTracker(TokenCounter):
     "Counts a question's LLM calls and their input and output tokens."
-    ignore_chain = True   # model events only: LangChain then skips this handler for the many chain events
-    def __init__(self): self.llm_calls = self.input_tokens = self.output_tokens = 0; self._lock = threading.Lock()
-
-    def on_chat_model_start(self, serialized, messages, **kw):
-        with self._lock: self.llm_calls += 1
-    def on_llm_start(self, serialized, prompts, **kw): self.on_chat_model_start(serialized, prompts)
-
-    def on_llm_end(self, response, **kw):
-        n_in, n_out = _tokens(response)
-        with self._lock: self.input_tokens += n_in; self.output_tokens += n_out
-
-    def totals(self) -> dict:
-        "The counts so far."
-        return {"llm_calls": self.llm_calls, "input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
 
 # %% ../../nbs/gaia/26_runner.ipynb #a9957fbd
 _RECORD_FIELDS = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}

@@ -12,6 +12,7 @@ from ..core.guards import printable
 from ..core.utils import run_sync
 from .kb_search import check_metadata
 from .options import empty_kb_note, open_kb_for, parse_filters, parse_meta
+from .rules import PATTERN_CHOICES
 
 # %% auto #0
 __all__ = ['cmd_ask', 'guarded', 'cmd_ingest', 'cmd_embed', 'cmd_rm', 'search_filters', 'format_hit', 'cmd_search', 'cmd_stats',
@@ -85,7 +86,7 @@ def cmd_ingest(args:argparse.Namespace) -> int:
     with _open(args, create=True) as kb:
         bars = not args.no_progress and sys.stderr.isatty()
         rep = ingest(kb, args.paths, meta, progress=bars, embed=not args.no_embed,
-                     follow_links=getattr(args, "follow_links", False))
+                     follow_links=getattr(args, "follow_links", False), name=getattr(args, "name", None))
         for path, why in rep.skipped: print(f"gaia-mas: skipped {printable(path)}: {printable(why)}", file=sys.stderr)
         for path, why in rep.failed: print(f"gaia-mas: failed {printable(path)}: {printable(why)}", file=sys.stderr)
         _no_embedder_note(args, kb)
@@ -301,6 +302,8 @@ def _ingest_parsers(rag) -> None:
     i.add_argument("--no-progress", action="store_true", help="no progress bar")
     i.add_argument("--json", action="store_true", help="print the report as JSON")
     i.add_argument("--follow-links", action="store_true", help="also ingest links leading out of the folders")
+    i.add_argument("--name", help="what the documents are called outside the server, e.g. --name handbook: "
+                                  "handbook/FILE (default: the folder's own name)")
     i.add_argument("--no-embed", action="store_true",
                    help="store the text only (keyword search); add vectors later with `rag embed`")
     i.set_defaults(func=guarded(cmd_ingest))
@@ -333,7 +336,7 @@ def _ask_parser(rag, add_model_options) -> None:
     "`rag ask`: one question through a workflow."
     a = rag.add_parser("ask", help="answer a question from the knowledge base with a multi-agent workflow")
     a.add_argument("question"); _kb_option(a)
-    a.add_argument("--pattern", choices=["sequential", "parallel", "supervisor", "auto"], default="auto")
+    a.add_argument("--pattern", choices=PATTERN_CHOICES, default="auto")
     a.add_argument("--session-id", help="keep the conversation under this name and continue it: give the same name "
                                         "to each run (without it, each run starts a new conversation)")
     a.add_argument("--sessions", help="where --session-id conversations are kept: a checkpointer URL "
@@ -355,6 +358,9 @@ def _serve_parser(sub, add_model_options) -> None:
                    help="required API key (default $GAIA_MAS_API_KEY; given here it shows in `ps`: "
                         "prefer the variable or --api-key-file)")
     v.add_argument("--api-key-file", type=Path, help="a file holding the required API key")
+    v.add_argument("--allowed-host", action="append", metavar="NAME",
+                   help="a name the server answers besides localhost and loopback addresses, e.g. rag.lan "
+                        "(repeatable; also $GAIA_MAS_ALLOWED_HOSTS, comma-separated)")
     v.add_argument("--sessions", help="checkpointer URL for conversations "
                                       "(default: the KB's Postgres, else a SQLite file beside the KB)")
     v.add_argument("--max-upload-mb", type=float, default=25,

@@ -14,16 +14,18 @@ from ..core.guards import UnsafeDocument, check_office
 from .ingest import SUPPORTED, chunk_bounded, embed_text
 from .jobs import KEEP, JobStore
 from .kb import citation_for
-from .kb_search import META_DEPTH, check_filters, check_metadata, parse_json
+from .kb_search import FILTER_DEPTH, META_DEPTH, check_filters, check_metadata, parse_json
 from .options import empty_kb_note, parse_filters
+from .sources import SourceNames, public_filters, public_hit
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
 __all__ = ['log', 'MAX_UPLOAD_MB', 'MAX_FILES', 'UPLOAD_TIMEOUT', 'ZIP_TYPES', 'PASSAGE_CHARS', 'router', 'safe_name',
            'upload_problem', 'UploadRefused', 'Upload', 'read_uploads', 'parse_meta_fields', 'store_upload',
-           'cited_passage', 'list_documents', 'citation_details', 'wants_job', 'job_store', 'start_job',
-           'post_documents', 'get_job', 'get_documents', 'delete_document', 'search', 'add_document_routes']
+           'cited_passage', 'list_documents', 'citation_details', 'public_documents', 'public_citations', 'wants_job',
+           'job_store', 'start_job', 'post_documents', 'get_job', 'get_documents', 'delete_document', 'search',
+           'add_document_routes']
 
 # %% ../../nbs/rag/39b_documents.ipynb #918b25d0
 MAX_UPLOAD_MB = 25  # per file, by default
@@ -226,6 +228,19 @@ def citation_details(kb:Any, # the knowledge base the answer came from (None: la
         out.append(d)
     return out
 
+# %% ../../nbs/rag/39b_documents.ipynb #b3aefa8c
+def public_documents(page:dict, # a page of `list_documents`
+                     names:SourceNames) -> dict:
+    "The page with each source named as outside the server."
+    return {**page, "documents": [{**d, "source": names.public(d["source"])} for d in page["documents"]]}
+
+def public_citations(kb:Any, # the knowledge base the answer came from
+                     citations:list[str], # the answer's citation labels
+                    ) -> list[dict]:
+    "`citation_details`, with each source named as outside the server."
+    names = SourceNames.of(kb)
+    return [{**d, "source": names.public(d["source"])} if "source" in d else d for d in citation_details(kb, citations)]
+
 # %% ../../nbs/rag/39b_documents.ipynb #c741d445
 def wants_job(request:Request) -> bool:
     "Did the client ask for a 202 and a job (`?async=true` or `Prefer: respond-async`)?"
@@ -316,16 +331,22 @@ async def get_job(request:Request, job_id:str):
 
 @router.get("/kb/documents", summary="The documents, a page at a time")
 async def get_documents(request:Request, offset:int=Query(0, ge=0), limit:int=Query(50, ge=1, le=500)):
-    try: return await asyncio.to_thread(list_documents, _kb(request), offset, limit)
+    try: kb = _kb(request)
     except UploadRefused as e: return _fail(request, e)
+    return public_documents(await asyncio.to_thread(list_documents, kb, offset, limit), SourceNames.of(kb))
 
 @router.delete("/kb/documents", summary="Remove one document by its source")
 async def delete_document(request:Request, source:str=Query(..., min_length=1, max_length=1000)):
     try: kb = _kb(request, write=True)
     except UploadRefused as e: return _fail(request, e)
-    if source not in await asyncio.to_thread(kb.sources):
+    names = SourceNames.of(kb)
+    found = names.stored(source, await asyncio.to_thread(kb.sources))
+    if not found:
         return JSONResponse({"error": f"no document has the source {source!r}: list them with GET /kb/documents"}, 404)
-    return {"removed": await asyncio.to_thread(kb.remove, source)}
+    if len(found) > 1:
+        return JSONResponse({"error": f"{len(found)} documents are named {source!r}: remove them on the server with "
+                                      "`gaia-mas rag rm PATH`"}, 409)
+    return {"removed": [names.public(s) for s in await asyncio.to_thread(kb.remove, found[0])]}
 
 @router.get("/kb/search", summary="Ranked passages with their citations")
 async def search(request:Request, q:str=Query(..., min_length=1, max_length=2000),
@@ -336,10 +357,13 @@ async def search(request:Request, q:str=Query(..., min_length=1, max_length=2000
         if any(len(f) > 2000 for f in filter or []): raise ValueError("filter: each one at most 2000 characters")
         kb, filters = _kb(request), parse_filters(filter or []) or None
         if filters is not None: check_filters(filters)
+        names = SourceNames.of(kb)
+        if filters and "source" in filters: filters = public_filters(filters, names, await asyncio.to_thread(kb.sources))
         hits = await asyncio.to_thread(kb.search, q, mode, k, filters)
         empty = None if hits else await asyncio.to_thread(empty_kb_note, kb)
     except (UploadRefused, ValueError) as e: return _fail(request, e)
-    out = [{**h.to_dict(), "start": h.metadata.get("start"), "end": h.metadata.get("end")} for h in hits]
+    out = [{**public_hit(h.to_dict(), names), "start": h.metadata.get("start"), "end": h.metadata.get("end")}
+           for h in hits]
     return {"hits": out, "warnings": [empty] if empty else hits.warnings}
 
 def add_document_routes(app:FastAPI, # the service's app

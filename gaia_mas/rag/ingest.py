@@ -408,11 +408,14 @@ def ingest(kb:KnowledgeBase, # where to write
            budget:Optional[Budget]=Budget(), # time and memory per file, parsed in a worker process; None parses here
            follow_links:bool=False, # follow symbolic links that lead outside the folders given
            batch:int=2000, # chunks per write transaction (one document never splits)
+           name:Optional[str]=None, # what the documents are called outside the server (`rag.sources`); each path's own name if None
           ) -> IngestReport:
     "Ingest files and folders: text first (keyword search works at once), then the vectors; failures reported."
     from tqdm.auto import tqdm
+    from gaia_mas.rag.sources import record_roots
     embed = embed and kb.embeddings is not None
     t0, rep = time.perf_counter(), IngestReport(semantic=embed)
+    record_roots(kb, paths, name)  # the folders the sources are named relative to, outside the server
     files, parse, pending = list(iter_files(paths, follow_links)), _parser(budget), {}
     if embed and files: _check_embedder(kb)
     bar = tqdm(files, unit="file", disable=not progress, file=sys.stderr)

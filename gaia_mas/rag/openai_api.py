@@ -4,43 +4,40 @@
 
 # %% ../../nbs/rag/39a_openai.ipynb #4bd2275c
 from __future__ import annotations
-import contextlib, contextvars, json, re, threading, time, uuid
+import contextlib, contextvars, json, re, time, uuid
 from dataclasses import dataclass, field
 from fastcore.basics import patch
 from typing import Any, AsyncIterator, Callable, Optional
 from fastapi import Depends, FastAPI, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
-from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.tracers.context import register_configure_hook
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from ..core.llm import TokenCounter
+from .rules import (PATTERN_CHOICES, SSE_HEADERS, InvalidRequest, check_flag, check_question,
+                                check_session_id, check_text)
 from .sessions import count_tokens
 
 # %% auto #0
-__all__ = ['MODELS', 'MAX_QUESTION', 'CHAT_BODY', 'ERROR_TYPES', 'ERROR_CODES', 'HINTS', 'UsageCounter', 'counting_usage',
-           'ChatMessage', 'ChatCompletionRequest', 'ChatError', 'conversation', 'Turn', 'pattern_of', 'read_turn',
-           'seed', 'forget', 'clip', 'citations', 'completion', 'ChunkWriter', 'openai_error_body', 'openai_error',
-           'OpenAIErrors', 'add_openai_routes']
+__all__ = ['MODELS', 'CHAT_BODY', 'ERROR_TYPES', 'ERROR_CODES', 'HINTS', 'UsageCounter', 'counting_usage', 'ChatMessage',
+           'ChatCompletionRequest', 'ChatError', 'conversation', 'Turn', 'pattern_of', 'read_turn', 'seed', 'forget',
+           'clip', 'citations', 'completion', 'ChunkWriter', 'openai_error_body', 'openai_error', 'OpenAIErrors',
+           'add_openai_routes']
 
 # %% ../../nbs/rag/39a_openai.ipynb #d378f445
-MODELS = ("sequential", "parallel", "supervisor", "auto")  # a client's `model` is the pattern that answers
-MAX_QUESTION = 4000  # characters in the question (the last user message)
+MODELS = PATTERN_CHOICES  # a client's `model` is the pattern that answers
 CHAT_BODY = 1_000_000  # bytes in a chat request: a whole conversation travels with each question
-_SESSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}")
 
 # %% ../../nbs/rag/39a_openai.ipynb #0e393e8f
-_FIELDS = (("prompt_tokens", "input_tokens"), ("completion_tokens", "output_tokens"), ("total_tokens", "total_tokens"))
+class UsageCounter(TokenCounter):
+    "The LLM layer's `TokenCounter`, its sums in OpenAI's field names (`usage`)."
+    @property
+    def calls(self) -> int: return self.llm_calls
 
-class UsageCounter(BaseCallbackHandler):
-    "Sums the token usage of every chat model call it sees, in OpenAI's field names."
-    def __init__(self):
-        self.lock, self.calls = threading.Lock(), 0
-        self.usage = dict.fromkeys(("prompt_tokens", "completion_tokens", "total_tokens"), 0)
-    def on_llm_end(self, response, **kw):
-        for gen in (g for gens in response.generations for g in gens):
-            u = getattr(getattr(gen, "message", None), "usage_metadata", None) or {}
-            with self.lock:
-                self.calls += 1
-                for mine, theirs in _FIELDS: self.usage[mine] += int(u.get(theirs) or 0)
+    @property
+    def usage(self) -> dict:
+        "`prompt_tokens`, `completion_tokens` and `total_tokens` so far."
+        return {"prompt_tokens": self.input_tokens, "completion_tokens": self.output_tokens,
+                "total_tokens": self.input_tokens + self.output_tokens}
 
 _usage_var: contextvars.ContextVar = contextvars.ContextVar("gaia_mas_usage_counter", default=None)
 register_configure_hook(_usage_var, inheritable=True)
@@ -66,16 +63,17 @@ class ChatCompletionRequest(BaseModel):
         {"model": "sequential", "messages": [{"role": "user", "content": "What is a circuit breaker?"}]}]})
     model: str = Field(description="the pattern: sequential, parallel, supervisor or auto")
     messages: list[ChatMessage] = Field(description="the conversation; the last user message is the question")
-    stream: bool = False
+    stream: bool = Field(False, description="send the answer as `chat.completion.chunk` events (JSON true or false)")
     stream_options: Optional[dict] = None
     metadata: Optional[dict] = Field(None, description="`session_id` keeps the conversation on the server")
     max_tokens: Optional[int] = Field(None, ge=1, description="the longest answer, in tokens; a longer one is cut")
     max_completion_tokens: Optional[int] = Field(None, ge=1, description="the same as `max_tokens` (its newer name)")
+    _stream = field_validator("stream", mode="before")(lambda v: check_flag(v, "stream"))
 
-class ChatError(ValueError):
+class ChatError(InvalidRequest):
     "A request the service refuses, with its HTTP status and OpenAI error code."
     def __init__(self, msg:str, status:int=400, code:Optional[str]=None):
-        super().__init__(msg); self.status, self.code = status, code
+        super().__init__(msg, code); self.status = status
 
 # %% ../../nbs/rag/39a_openai.ipynb #10e2ba00
 def _text(content:Any) -> str:
@@ -92,13 +90,10 @@ def conversation(messages:list[ChatMessage], # the request's messages
     if not users:
         raise ChatError("messages has no user turn: end the conversation with a message of role 'user'",
                         code="no_user_message")
-    q = _text(messages[users[-1]].content)
-    if not q.strip():
-        raise ChatError("the last user message is empty: send the question as its content", code="empty_question")
-    if len(q) > MAX_QUESTION:
-        raise ChatError(f"the question is over {MAX_QUESTION} characters: shorten it", code="question_too_long")
+    q = check_question(_text(messages[users[-1]].content))
     turns, asked = [], None
-    for m in messages[:users[-1]]:
+    for i, m in enumerate(messages[:users[-1]]):
+        check_text(_text(m.content), f"message {i + 1}")
         if m.role == "user": asked = _text(m.content)
         elif m.role == "assistant" and asked is not None:
             turns.append({"question": asked, "answer": _text(m.content), "at": len(turns)}); asked = None
@@ -125,13 +120,11 @@ def pattern_of(model:str) -> str:
 def read_turn(body:ChatCompletionRequest, # the request
               header_session:Optional[str]=None, # the `X-Session-ID` header
              ) -> Turn:
-    "The turn a request asks for; a `ChatError` (400 or 404) naming what is wrong."
+    "The turn a request asks for; a `ChatError` (404) or an `InvalidRequest` (400) naming what is wrong."
     pattern = pattern_of(body.model)
     q, history = conversation(body.messages)
     sid = (body.metadata or {}).get("session_id") or header_session
-    if sid is not None and not (isinstance(sid, str) and _SESSION.fullmatch(sid)):
-        raise ChatError("session_id: use 1 to 128 letters, digits and _.:@- (starting with a letter or digit)",
-                        code="invalid_session_id")
+    if sid is not None: check_session_id(sid)
     return Turn(q, history, body.model, pattern, sid or f"oai-{uuid.uuid4().hex}", sid is not None,
                 body.max_completion_tokens or body.max_tokens)
 
@@ -326,7 +319,7 @@ def add_openai_routes(app:FastAPI, # the service's app
               summary="OpenAI-compatible chat, plain or streamed")
     async def chat_completions(body:ChatCompletionRequest, request:Request, x_session_id:Optional[str]=Header(None)):
         try: turn = read_turn(body, x_session_id)
-        except ChatError as e: return openai_error(e.status, str(e), e.code)
+        except InvalidRequest as e: return openai_error(e.status, str(e), e.code)
         if not body.stream: return await _answer(request, turn, run)
         return StreamingResponse(_chunks(request, turn, stream), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+                                 headers=SSE_HEADERS)

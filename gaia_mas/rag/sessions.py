@@ -12,7 +12,8 @@ from fastcore.basics import patch
 from langchain_core.messages import HumanMessage, SystemMessage
 from .agents import history_lines, rag_prompt, request
 from .state import Limits  # for the inherited fields' annotations (docs)
-from .workflows import RagSystem, _model
+from .system import RagSystem
+from .workflows import model_for
 from ..core.settings import redact
 
 # %% auto #0
@@ -190,7 +191,7 @@ class BoundedRagSystem(RagSystem):
 
     async def recall(self, session_id:str) -> tuple[list[dict], dict]:
         "The turns the models see, fitted to the budget, and what was done to fit them."
-        return await fit_history(await self.history(session_id), self.history_tokens, _model(self.llm, "analysis"),
+        return await fit_history(await self.history(session_id), self.history_tokens, model_for(self.llm, "analysis"),
                                  self.session_ttl, self.history_turns, limit=self.limits.llm_call)
 
     async def recorded(self, session_id:str, turn_id:Optional[str]) -> Optional[dict]:
