@@ -52,10 +52,10 @@ notebooks: check-venv  ## execute every notebook in place, so outputs show in th
 	$(BIN)/python tools/run_nbs.py
 
 bench: check-venv  ## the benchmarks in bench/ (about an hour; each one also runs alone: python bench/NAME.py)
-	$(BIN)/python bench/pdf_extractors.py
-	$(BIN)/python bench/harness.py
-	$(BIN)/python bench/sandbox.py
-	$(BIN)/python bench/sandbox_attacks.py
+	$(BIN)/python bench/gaia_pdf_extractors.py
+	$(BIN)/python bench/gaia_harness.py
+	$(BIN)/python bench/gaia_sandbox.py
+	$(BIN)/python bench/gaia_sandbox_attacks.py
 	$(BIN)/python bench/rag_retrieval.py
 	$(BIN)/python bench/rag_service.py
 	$(BIN)/python bench/rag_kb_scale.py

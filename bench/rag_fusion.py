@@ -1,14 +1,14 @@
 """How hybrid search fuses keyword and semantic search, measured on five knowledge bases: the candidates side by side.
 
-    python bench/rag_fusion.py [--keep DIR] [--corpora sample,pg50,py68,pyall,pgall] [--out bench/rag_fusion.json]
+    python bench/rag_fusion.py [--keep DIR] [--corpora sample,pg50,py68,pyall,pgall] [--out bench/data/rag_fusion.json]
 
 The knowledge bases (built-in all-MiniLM-L6-v2 embedder) and their golden sets:
 
 - sample: the sample collection (nbs/samples/kb), 48 questions;
 - pg50 / pgall: 50 pages of PostgreSQL 15's manual (those of bench/rag_real_corpus.py) and the whole manual (Debian's
-  postgresql-doc-15), with bench/pg_golden.jsonl: 30 questions in the manual's words, 30 reworded;
+  postgresql-doc-15), with bench/data/pg_golden.jsonl: 30 questions in the manual's words, 30 reworded;
 - py68 / pyall: 68 module pages of Python's library reference and the whole reference (Debian's python3-doc), with
-  bench/python_golden.jsonl: 40 literal and 40 reworded questions.
+  bench/data/python_golden.jsonl: 40 literal and 40 reworded questions.
 
 The bench installs the two Debian packages with apt when they are missing (as root), or says how. Each corpus x half
 gets page-level recall@5 and MRR (through gaia_mas.rag.eval) for keyword search, semantic search, plain reciprocal rank
@@ -51,7 +51,7 @@ def need(folder: Path, package: str) -> Path:
 def golden(name: str) -> Path:
     from gaia_mas.rag.ingest import sample_dir
     if name == "sample": return sample_dir()/"golden.jsonl"
-    return ROOT/"bench"/("pg_golden.jsonl" if name.startswith("pg") else "python_golden.jsonl")
+    return ROOT/"bench"/"data"/("pg_golden.jsonl" if name.startswith("pg") else "python_golden.jsonl")
 
 
 def pages(name: str) -> list[Path]:

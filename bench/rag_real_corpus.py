@@ -1,10 +1,10 @@
 """Retrieval quality on a corpus no one here wrote: PostgreSQL 15's HTML manual from Debian's `postgresql-doc-15`.
 
-    python bench/rag_real_corpus.py [--e5] [--out bench/rag_real_corpus.json]
+    python bench/rag_real_corpus.py [--e5] [--out bench/data/rag_real_corpus.json]
 
 The corpus is the manual's reference pages for the client and server programs (app-*.html, less psql's single
 220 kB page) and its function chapters (functions-*.html, less the five largest and three stub pages for renamed programs), 50 pages: the bench installs the
-package with apt when it is missing (as root), or says how. The golden file bench/pg_golden.jsonl holds 60 questions
+package with apt when it is missing (as root), or says how. The golden file bench/data/pg_golden.jsonl holds 60 questions
 with the page that answers each: 30 worded with the manual's own terms ("pg_restore --jobs") and 30 reworded
 without them ("load a saved archive back using several processes at once").
 
@@ -41,7 +41,7 @@ HALVES = ("literal", "reworded", "literal (plain ranking)", "reworded (plain ran
 
 
 def golden() -> list[dict]:
-    return [json.loads(l) for l in (ROOT/"bench"/"pg_golden.jsonl").read_text().splitlines() if l.strip()]
+    return [json.loads(l) for l in (ROOT/"bench"/"data"/"pg_golden.jsonl").read_text().splitlines() if l.strip()]
 
 
 def quality(kb, qs: list[dict], mode: str, k: int = 5, diverse: bool = True) -> dict:

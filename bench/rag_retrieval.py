@@ -1,6 +1,6 @@
 """Benchmarks of the RAG knowledge base, SQLite and PostgreSQL side by side, in one run.
 
-    python bench/rag_retrieval.py [--backends sqlite,postgres] [--sizes 1000,10000,100000] [--out bench/rag_retrieval.json]
+    python bench/rag_retrieval.py [--backends sqlite,postgres] [--sizes 1000,10000,100000] [--out bench/out/rag_retrieval.json]
 
 1. Retrieval quality on the golden file (nbs/samples/kb/golden.jsonl): recall@5 and MRR over source documents,
    for keyword, semantic (offline HashEmbeddings) and hybrid search.
@@ -190,7 +190,7 @@ def main(argv=None):
                 with postgres_server() as url: results.append(run_backend("postgres", url, sizes, log))
             else: p.error(f"unknown backend {b!r}")
     print(table(results))
-    if a.out: a.out.write_text(json.dumps(results, indent=1) + "\n")
+    if a.out: a.out.parent.mkdir(parents=True, exist_ok=True); a.out.write_text(json.dumps(results, indent=1) + "\n")
 
 
 if __name__ == "__main__": main()

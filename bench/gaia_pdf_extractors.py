@@ -1,6 +1,6 @@
 """Time PDF text extractors side by side on one generated multi-page PDF.
 
-    python bench/pdf_extractors.py            # 200 pages; or: python bench/pdf_extractors.py --pages 50
+    python bench/gaia_pdf_extractors.py            # 200 pages; or: python bench/gaia_pdf_extractors.py --pages 50
 
 Each extractor reads the same file (written by `gaia_mas.gaia.file_tools.write_text_pdf`); the best of a few runs is kept,
 and every page's last line is looked for in the output, so a fast but wrong extractor shows up as such.

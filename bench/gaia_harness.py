@@ -13,7 +13,7 @@ One command, three tables:
 Ideal wall time: every call of a question is on its critical path (the graph calls its agents one after another), and
 a pool of `c` workers answers equal questions in ceil(n / c) waves, so ideal = ceil(n / c) x calls per question x latency.
 
-Run: python bench/harness.py [--n 100] [--latency 0.5] [--stress-latency 0.04]   (about 3 minutes on 2 cores)
+Run: python bench/gaia_harness.py [--n 100] [--latency 0.5] [--stress-latency 0.04]   (about 3 minutes on 2 cores)
 """
 from __future__ import annotations
 import argparse, asyncio, math, os, resource, sys, tempfile, time

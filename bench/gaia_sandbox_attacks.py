@@ -1,6 +1,6 @@
 """The expert's sandbox and the file tools against hostile code and task files that lie: status, peak memory and time.
 
-    python bench/sandbox_attacks.py
+    python bench/gaia_sandbox_attacks.py
 
 Each attack runs in a child process of its own, so its peak memory (the child's, plus the sandbox's processes, sampled)
 is its alone. Run it as the user who runs gaia-mas: as root the sandbox's worker is `nobody`, as a user it is in a user

@@ -1,6 +1,6 @@
 """The cost of the sandbox: first and later `python_repl_tool` calls, under bubblewrap and in the process fallback.
 
-    python bench/sandbox.py [--repeat 5] [--later 20]
+    python bench/gaia_sandbox.py [--repeat 5] [--later 20]
 
 The first call of a session starts the worker (bubblewrap + Python); later calls reuse it.
 Each figure is the median over `--repeat` fresh sessions (first call) or over `--later` calls (later calls).
