@@ -83,7 +83,7 @@ class SupervisorMetadata(_Meta):
     execution_time: Optional[float] = None
 
 class ChatResponse(BaseModel):
-    "The fields every pattern returns (the spec's, plus `citations`)."
+    "The fields every pattern returns, plus `citations`."
     answer: str
     pattern: Pattern
     metadata: _Meta

@@ -1,5 +1,5 @@
 """The RAG workflows end to end with the scripted model on the sample collection: responses, sessions, every fallback
-and time limit of the spec, the parallel overlap, the Mermaid snapshots and `gaia-mas rag ask`."""
+and time limit the workflows promise, the parallel overlap, the Mermaid snapshots and `gaia-mas rag ask`."""
 import argparse, asyncio, json, shutil, time
 from pathlib import Path
 import pytest
