@@ -207,6 +207,7 @@ def _seconds(t) -> float:
     if isinstance(t, tuple): return float(max(t))
     return float(getattr(t, "read", None) or 600.0)
 
+# %% ../../nbs/core/03_llm.ipynb #e4278e42
 class ServerChatOpenAI(ChatOpenAI):
     "`ChatOpenAI` for one agent: it negotiates the JSON format with its server, keeps to the question's deadline and says which server it could not reach."
     agent: str = "model"
