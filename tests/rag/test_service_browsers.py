@@ -60,7 +60,7 @@ def test_a_page_elsewhere_cannot_upload_delete_or_ask(server, page):
     assert r.status_code == 403
     r = httpx.post(f"{url}/v1/chat/completions", headers=headers, timeout=60,
                    json={"model": "sequential", "messages": [{"role": "user", "content": "What is it?"}]})
-    assert r.status_code == 403 and r.json()["error"]["type"] == "invalid_request_error"
+    assert r.status_code == 403 and r.json()["error"]["type"] == "permission_error"  # OpenAI's type for a 403
 
 
 def test_the_services_own_pages_and_clients_outside_a_browser_still_write(server):
