@@ -181,26 +181,6 @@ def _ensure_vec(self:PostgresKB, cur, dim:int) -> None:
     cur.execute("insert into kb_info values ('embedding_model', %s), ('embedding_dim', %s) "
                 "on conflict (key) do update set value = excluded.value", (embedding_name(self.embeddings), str(dim)))
 
-@patch
-def write_documents(self:PostgresKB, items:Iterable[tuple]) -> dict:
-    "Replace many documents in one transaction, chunks by one binary COPY; {source: exception} for any that failed."
-    items, errors = list(items), {}
-    if not items: return errors
-    self._bulk_reserve(sum(len(c) for _, c, _ in items))
-    with self._write() as cur:
-        dim = next((len(v[0]) for _, _, v in items if v), 0)
-        if dim: self._ensure_vec(cur, dim)
-        vec = bool(dim) or self._has_vec_col()
-        try:
-            with self.db.transaction(): self._copy(cur, items, vec)
-        except Exception as e:  # one bad document: write the others one by one, each in its own savepoint
-            for it in items if len(items) > 1 else ():
-                try:
-                    with self.db.transaction(): self._copy(cur, [it], vec)
-                except Exception as e1: errors[it[0]["source"]] = e1
-            if len(items) == 1: errors[items[0][0]["source"]] = e
-    return errors
-
 # %% ../../nbs/rag/30c_kb_postgres.ipynb #e5691fd7
 @patch
 def _copy(self:PostgresKB, cur, items:list, vec:bool) -> None:
@@ -227,6 +207,27 @@ def _copy(self:PostgresKB, cur, items:list, vec:bool) -> None:
 def doc_hash(self:PostgresKB, source:str) -> Optional[str]:
     r = self._q("select hash from documents where source=%s", (source,))
     return r[0][0] if r else None
+
+# %% ../../nbs/rag/30c_kb_postgres.ipynb #c230c2e4
+@patch
+def write_documents(self:PostgresKB, items:Iterable[tuple]) -> dict:
+    "Replace many documents in one transaction, chunks by one binary COPY; {source: exception} for any that failed."
+    items, errors = list(items), {}
+    if not items: return errors
+    self._bulk_reserve(sum(len(c) for _, c, _ in items))
+    with self._write() as cur:
+        dim = next((len(v[0]) for _, _, v in items if v), 0)
+        if dim: self._ensure_vec(cur, dim)
+        vec = bool(dim) or self._has_vec_col()
+        try:
+            with self.db.transaction(): self._copy(cur, items, vec)
+        except Exception as e:  # one bad document: write the others one by one, each in its own savepoint
+            for it in items if len(items) > 1 else ():
+                try:
+                    with self.db.transaction(): self._copy(cur, [it], vec)
+                except Exception as e1: errors[it[0]["source"]] = e1
+            if len(items) == 1: errors[items[0][0]["source"]] = e
+    return errors
 
 # %% ../../nbs/rag/30c_kb_postgres.ipynb #a85db4f0
 @patch
@@ -261,29 +262,10 @@ def cited(self:PostgresKB, citation:str, limit:int=200) -> list[tuple[str, dict]
     return [(s, m) for s, m in self._q("select source, metadata from chunks where citation = %s limit %s",
                                        (citation, limit))]
 
-# %% ../../nbs/rag/30c_kb_postgres.ipynb #0a41f886
+# %% ../../nbs/rag/30c_kb_postgres.ipynb #abdf68d1
 # keyword search on a large table ranks only the chunks holding a term found in under COMMON_TERM of them
 COMMON_TERM, PRUNE_MIN_CHUNKS = 0.05, 20_000
-def _quoted(lexeme:str) -> str: return "'" + lexeme.replace("'", "''") + "'"  # for to_tsquery
 
-@patch
-def rank_keyword(self:PostgresKB, terms:list[str], n:int, conds:list) -> list[tuple[int, float]]:
-    if not terms: return []
-    where, params = pg_where(conds)
-    join = " join chunks c on c.id = t.id" if conds else ""  # filters need metadata; plain searches only terms
-    sel = self._selective(terms)  # rank only the chunks holding a selective term, when there is one
-    cand = "to_tsquery('simple', %s)" if sel else "q"
-    return self._q(f"select t.id, ts_rank(t.tsv, q, 1) from chunk_terms t{join}, to_tsquery('english', %s) q "
-                   f"where t.tsv @@ {cand}{where} order by 2 desc, t.id limit %s",
-                   [" | ".join(terms), *([" | ".join(_quoted(l) for l in sel)] if sel else []), *params, n])
-
-@patch
-def _any_holds_all(self:PostgresKB, ids:Sequence[int], terms:list[str]) -> bool:
-    if not ids or not terms: return False
-    return bool(self._q("select 1 from chunk_terms where id = any(%s) and tsv @@ to_tsquery('english', %s) limit 1",
-                        (list(ids), " & ".join(terms))))
-
-# %% ../../nbs/rag/30c_kb_postgres.ipynb #abdf68d1
 @patch
 def _selective(self:PostgresKB, terms:list[str]) -> list[str]:
     "The query's lexemes found in under COMMON_TERM of chunks, per the planner's statistics; none on small tables."
@@ -307,6 +289,26 @@ def _lexeme_freq(self:PostgresKB) -> dict[str, float]:
         freq = dict(zip(recs[0][0], recs[0][1])) if recs and recs[0][0] else {}
         self._freq = (time.monotonic(), freq)
     return freq
+
+# %% ../../nbs/rag/30c_kb_postgres.ipynb #0a41f886
+def _quoted(lexeme:str) -> str: return "'" + lexeme.replace("'", "''") + "'"  # for to_tsquery
+
+@patch
+def rank_keyword(self:PostgresKB, terms:list[str], n:int, conds:list) -> list[tuple[int, float]]:
+    if not terms: return []
+    where, params = pg_where(conds)
+    join = " join chunks c on c.id = t.id" if conds else ""  # filters need metadata; plain searches only terms
+    sel = self._selective(terms)  # rank only the chunks holding a selective term, when there is one
+    cand = "to_tsquery('simple', %s)" if sel else "q"
+    return self._q(f"select t.id, ts_rank(t.tsv, q, 1) from chunk_terms t{join}, to_tsquery('english', %s) q "
+                   f"where t.tsv @@ {cand}{where} order by 2 desc, t.id limit %s",
+                   [" | ".join(terms), *([" | ".join(_quoted(l) for l in sel)] if sel else []), *params, n])
+
+@patch
+def _any_holds_all(self:PostgresKB, ids:Sequence[int], terms:list[str]) -> bool:
+    if not ids or not terms: return False
+    return bool(self._q("select 1 from chunk_terms where id = any(%s) and tsv @@ to_tsquery('english', %s) limit 1",
+                        (list(ids), " & ".join(terms))))
 
 # %% ../../nbs/rag/30c_kb_postgres.ipynb #9f201867
 @patch
@@ -340,6 +342,7 @@ def set_vectors(self:PostgresKB, pairs:Sequence[tuple[int, Sequence[float]]]) ->
             for i, v in pairs: cp.write_row((i, _pgvec(v)))
         cur.execute("update chunks c set embedding = n.embedding from new_vectors n where c.id = n.id")
 
+# %% ../../nbs/rag/30c_kb_postgres.ipynb #6c504bfe
 @patch
 def _cached(self:PostgresKB, model:str, keys:Sequence[str]) -> dict:
     recs = self._q("select text_hash, vector from embed_cache where model=%s and text_hash = any(%s)",
