@@ -84,6 +84,7 @@ class Upload:
     path: Path
     size: int = 0
 
+# %% ../../nbs/rag/39b_documents.ipynb #e114e0b1
 @dataclass
 class _Parts:
     "python-multipart callbacks: files to disk under `dir`, small fields in memory, limits enforced as bytes arrive."
@@ -247,6 +248,7 @@ def wants_job(request:Request) -> bool:
     asked = request.query_params.get("async", "").lower() in ("1", "true", "yes")
     return asked or "respond-async" in request.headers.get("prefer", "")
 
+# %% ../../nbs/rag/39b_documents.ipynb #a3cbc6cb
 _TASKS: set = set()  # the running jobs of an app without a lifecycle (referenced, so they are not collected)
 def _keep(task:asyncio.Task) -> None: _TASKS.add(task); task.add_done_callback(_TASKS.discard)
 
