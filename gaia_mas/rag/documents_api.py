@@ -52,6 +52,7 @@ def _zip_problem(path:Path) -> Optional[str]:
     except UnsafeDocument as e: return str(e)
     return None
 
+# %% ../../nbs/rag/39b_documents.ipynb #bf11d133
 def upload_problem(path:Path, # the uploaded bytes, saved by us
                    name:str, # its safe name
                   ) -> Optional[str]:
