@@ -235,9 +235,11 @@ def format_eval(report:dict, # from `evaluate`
 # %% ../../nbs/rag/37b_eval.ipynb #06feb4ae
 def cites_relevant(result:dict, # an answer, as `RagSystem.aask` returns it
                    sources:Sequence[str], # the question's relevant sources in the knowledge base
+                   names:Any=None, # a `SourceNames`: how the answer names stored sources (None: as stored)
                   ) -> bool:
-    "Whether one of the answer's citations points into one of `sources`."
-    return any(d.get("source") in sources for d in result.get("citation_details") or [])
+    "Whether one of the answer's citations points into one of `sources`, named as stored or as a reader sees them."
+    wanted = {*sources, *(names.public(s) for s in sources)} if names is not None else set(sources)
+    return any(d.get("source") in wanted for d in result.get("citation_details") or [])
 
 # %% ../../nbs/rag/37b_eval.ipynb #37db0ec2
 async def answer_one(system, # a `RagSystem`
@@ -245,10 +247,12 @@ async def answer_one(system, # a `RagSystem`
                      pattern:str="auto", # the workflow
                     ) -> dict:
     "The answer to one question, whether it cites a relevant source, and its error if the run failed."
+    from gaia_mas.rag.sources import SourceNames
+    names = SourceNames.of(kb) if (kb := getattr(system, "kb", None)) is not None else None
     try: r = await system.aask(row["question"], f"eval-{uuid.uuid4().hex[:12]}", pattern)
     except Exception as e: return {"answer": None, "pattern": pattern, "cites_relevant": False, "citations": [],
                                    "error": f"{type(e).__name__}: {str(e)[:300]}"}
-    return {"answer": r["answer"], "pattern": r["pattern"], "cites_relevant": cites_relevant(r, row["sources"]),
+    return {"answer": r["answer"], "pattern": r["pattern"], "cites_relevant": cites_relevant(r, row["sources"], names),
             "citations": r.get("citations") or [], "error": r["metadata"].get("error")}
 
 # %% ../../nbs/rag/37b_eval.ipynb #b5e412c1
