@@ -213,6 +213,7 @@ def list_documents(kb:Any, # the knowledge base
     docs = [{"source": s, **found[s]} for s in page if s in found]
     return {"documents": docs, "total": len(srcs), "offset": offset, "limit": limit}
 
+# %% ../../nbs/rag/39b_documents.ipynb #e35fc5de
 def citation_details(kb:Any, # the knowledge base the answer came from (None: labels only)
                      citations:list[str], # the answer's citation labels
                     ) -> list[dict]:

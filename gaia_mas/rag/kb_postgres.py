@@ -267,17 +267,6 @@ def cited(self:PostgresKB, citation:str, limit:int=200) -> list[tuple[str, dict]
 COMMON_TERM, PRUNE_MIN_CHUNKS = 0.05, 20_000
 
 @patch
-def _selective(self:PostgresKB, terms:list[str]) -> list[str]:
-    "The query's lexemes found in under COMMON_TERM of chunks, per the planner's statistics; none on small tables."
-    freq = self._lexeme_freq()
-    if not freq: return []
-    if len(self._stems) > 100_000: self._stems.clear()  # {word: its lexemes}, bounded
-    if new := [w for w in terms if w not in self._stems]:
-        self._stems.update(self._q("select w, array(select lexeme from unnest(to_tsvector('english', w))) "
-                                   "from unnest(%s::text[]) w", (new,)))
-    return sorted({l for w in terms for l in self._stems.get(w, []) if freq.get(l, 0) < COMMON_TERM})
-
-@patch
 def _lexeme_freq(self:PostgresKB) -> dict[str, float]:
     "{lexeme: share of chunks} of the commonest lexemes (ANALYZE's sample); {} under PRUNE_MIN_CHUNKS. Kept 60 s."
     t, freq = getattr(self, "_freq", None) or (-1e9, {})
@@ -289,6 +278,18 @@ def _lexeme_freq(self:PostgresKB) -> dict[str, float]:
         freq = dict(zip(recs[0][0], recs[0][1])) if recs and recs[0][0] else {}
         self._freq = (time.monotonic(), freq)
     return freq
+
+# %% ../../nbs/rag/30c_kb_postgres.ipynb #04b7d574
+@patch
+def _selective(self:PostgresKB, terms:list[str]) -> list[str]:
+    "The query's lexemes found in under COMMON_TERM of chunks, per the planner's statistics; none on small tables."
+    freq = self._lexeme_freq()
+    if not freq: return []
+    if len(self._stems) > 100_000: self._stems.clear()  # {word: its lexemes}, bounded
+    if new := [w for w in terms if w not in self._stems]:
+        self._stems.update(self._q("select w, array(select lexeme from unnest(to_tsvector('english', w))) "
+                                   "from unnest(%s::text[]) w", (new,)))
+    return sorted({l for w in terms for l in self._stems.get(w, []) if freq.get(l, 0) < COMMON_TERM})
 
 # %% ../../nbs/rag/30c_kb_postgres.ipynb #0a41f886
 def _quoted(lexeme:str) -> str: return "'" + lexeme.replace("'", "''") + "'"  # for to_tsquery
@@ -388,6 +389,7 @@ def remove(self:PostgresKB, prefix:str) -> list[str]:
                     (prefix, len(folder), folder))
         return [r[0] for r in cur.fetchall()]
 
+# %% ../../nbs/rag/30c_kb_postgres.ipynb #c9314637
 @patch
 def stats(self:PostgresKB) -> dict:
     one = lambda sql: self._q(sql)[0][0]

@@ -183,6 +183,7 @@ class RequestIds:
             resp = _error(request, 500, "internal error: the request failed; quote the request id when reporting it")
         await resp(scope, receive, send)
 
+# %% ../../nbs/rag/39_service.ipynb #a378f0bf
 def _add_error_handling(app:FastAPI, max_body:int):
     "Request ids on every response; 413, 422, 401 and 500 as JSON; nothing escapes as a stack trace."
     app.add_middleware(RequestIds)  # a plain ASGI middleware: Starlette's `@app.middleware` costs a task per request

@@ -414,6 +414,7 @@ def lock_key(session_id:str) -> int:
     "The advisory-lock key of a session: 64 bits of a hash of its id, in a namespace of its own."
     return int.from_bytes(hashlib.sha256(b"gaia_mas turn\0" + session_id.encode()).digest()[:8], "big", signed=True)
 
+# %% ../../nbs/rag/37a_sessions.ipynb #846bd58f
 class PgTurnLocks:
     "A session's turns one at a time on every host: a PostgreSQL advisory lock per session, on one connection."
     def __init__(self, url:str): # the sessions' PostgreSQL database
