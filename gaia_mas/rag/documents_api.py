@@ -52,6 +52,7 @@ def _zip_problem(path:Path) -> Optional[str]:
     except UnsafeDocument as e: return str(e)
     return None
 
+# %% ../../nbs/rag/39b_documents.ipynb #bf11d133
 def upload_problem(path:Path, # the uploaded bytes, saved by us
                    name:str, # its safe name
                   ) -> Optional[str]:
@@ -84,6 +85,7 @@ class Upload:
     path: Path
     size: int = 0
 
+# %% ../../nbs/rag/39b_documents.ipynb #e114e0b1
 @dataclass
 class _Parts:
     "python-multipart callbacks: files to disk under `dir`, small fields in memory, limits enforced as bytes arrive."
@@ -211,6 +213,7 @@ def list_documents(kb:Any, # the knowledge base
     docs = [{"source": s, **found[s]} for s in page if s in found]
     return {"documents": docs, "total": len(srcs), "offset": offset, "limit": limit}
 
+# %% ../../nbs/rag/39b_documents.ipynb #e35fc5de
 def citation_details(kb:Any, # the knowledge base the answer came from (None: labels only)
                      citations:list[str], # the answer's citation labels
                     ) -> list[dict]:
@@ -247,6 +250,7 @@ def wants_job(request:Request) -> bool:
     asked = request.query_params.get("async", "").lower() in ("1", "true", "yes")
     return asked or "respond-async" in request.headers.get("prefer", "")
 
+# %% ../../nbs/rag/39b_documents.ipynb #a3cbc6cb
 _TASKS: set = set()  # the running jobs of an app without a lifecycle (referenced, so they are not collected)
 def _keep(task:asyncio.Task) -> None: _TASKS.add(task); task.add_done_callback(_TASKS.discard)
 

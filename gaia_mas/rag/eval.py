@@ -86,6 +86,7 @@ def _by_name(sources:Sequence[str]) -> dict[str, list[str]]:
     for s in sources: out.setdefault(s.replace("\\", "/").rsplit("/", 1)[-1], []).append(s)
     return out
 
+# %% ../../nbs/rag/37b_eval.ipynb #522c2947
 def _names(xs:Sequence[str]) -> str: return ", ".join(map(repr, xs))
 
 def match_sources(questions:list[Question], # from `read_golden`
@@ -116,6 +117,7 @@ def ranked_sources(hits:Sequence, # a search's hits, best first
     "The hits' sources, each once, in the order of its best passage: the ranking of documents."
     return list(dict.fromkeys(h.source for h in hits))
 
+# %% ../../nbs/rag/37b_eval.ipynb #01083e89
 def search_runs(kb, # an open knowledge base
                 questions:Sequence[Question], # the questions to search
                 modes:Sequence[str]=MODES, # the search modes
@@ -138,6 +140,7 @@ def measures(k:int) -> dict[str, Any]:
     import ir_measures as irm
     return {"recall": irm.R @ k, "mrr": irm.RR, "ndcg": irm.nDCG @ k}
 
+# %% ../../nbs/rag/37b_eval.ipynb #483e3237
 def score_run(questions:Sequence[Question], # the questions, with their `sources`
               run:dict[str, list[str]], # {question id: ranked sources}, from `search_runs`
               k:int=5, # the cut-off of recall and nDCG
@@ -239,6 +242,7 @@ def cites_relevant(result:dict, # an answer, as `RagSystem.aask` returns it
     wanted = {*sources, *(names.public(s) for s in sources)} if names is not None else set(sources)
     return any(d.get("source") in wanted for d in result.get("citation_details") or [])
 
+# %% ../../nbs/rag/37b_eval.ipynb #37db0ec2
 async def answer_one(system, # a `RagSystem`
                      row:dict, # a question of the report
                      pattern:str="auto", # the workflow
@@ -278,6 +282,7 @@ def judge_messages(question:str, # the question
     return [SystemMessage(rag_prompt("judge")), HumanMessage(f"## Question\n{question}\n\n## Reference answer\n"
                                                              f"{reference}\n\n## Answer to grade\n{answer}")]
 
+# %% ../../nbs/rag/37b_eval.ipynb #bdfd16d7
 async def judge_answer(llm, # the judge's chat model
                        question:str, reference:str, answer:str, # as for `judge_messages`
                       ) -> dict:
