@@ -329,6 +329,7 @@ async def get_job(request:Request, job_id:str):
                                                    f"{KEEP / 86400:g} days"}, 404)
     return job
 
+# %% ../../nbs/rag/39b_documents.ipynb #3b2a47c3
 @router.get("/kb/documents", summary="The documents, a page at a time")
 async def get_documents(request:Request, offset:int=Query(0, ge=0), limit:int=Query(50, ge=1, le=500)):
     try: kb = _kb(request)
@@ -348,6 +349,7 @@ async def delete_document(request:Request, source:str=Query(..., min_length=1, m
                                       "`gaia-mas rag rm PATH`"}, 409)
     return {"removed": [names.public(s) for s in await asyncio.to_thread(kb.remove, found[0])]}
 
+# %% ../../nbs/rag/39b_documents.ipynb #1258b9d6
 @router.get("/kb/search", summary="Ranked passages with their citations")
 async def search(request:Request, q:str=Query(..., min_length=1, max_length=2000),
                  mode:str=Query("hybrid", pattern="^(keyword|semantic|hybrid)$"), k:int=Query(5, ge=1, le=50),
@@ -366,6 +368,7 @@ async def search(request:Request, q:str=Query(..., min_length=1, max_length=2000
            for h in hits]
     return {"hits": out, "warnings": [empty] if empty else hits.warnings}
 
+# %% ../../nbs/rag/39b_documents.ipynb #32065f2c
 def add_document_routes(app:FastAPI, # the service's app
                         auth:Callable, # its API-key dependency
                         run:Callable=None, stream:Callable=None, # unused: the routes do not run workflows

@@ -11,6 +11,7 @@ from typing import Any, Callable, Optional, Sequence
 from ..core.guards import printable
 from ..core.page import COLORS, Bar, Cell, Raw, cards, cut, page, range_bars, section, table
 from ..core.settings import redact
+from .rules import PATTERN_CHOICES
 
 # %% auto #0
 __all__ = ['EXAMPLE', 'MAX_QUESTION', 'MODES', 'VERDICTS', 'source_matches', 'Question', 'read_golden', 'match_sources',
@@ -232,19 +233,23 @@ def format_eval(report:dict, # from `evaluate`
 # %% ../../nbs/rag/37b_eval.ipynb #06feb4ae
 def cites_relevant(result:dict, # an answer, as `RagSystem.aask` returns it
                    sources:Sequence[str], # the question's relevant sources in the knowledge base
+                   names:Any=None, # a `SourceNames`: how the answer names stored sources (None: as stored)
                   ) -> bool:
-    "Whether one of the answer's citations points into one of `sources`."
-    return any(d.get("source") in sources for d in result.get("citation_details") or [])
+    "Whether one of the answer's citations points into one of `sources`, named as stored or as a reader sees them."
+    wanted = {*sources, *(names.public(s) for s in sources)} if names is not None else set(sources)
+    return any(d.get("source") in wanted for d in result.get("citation_details") or [])
 
 async def answer_one(system, # a `RagSystem`
                      row:dict, # a question of the report
                      pattern:str="auto", # the workflow
                     ) -> dict:
     "The answer to one question, whether it cites a relevant source, and its error if the run failed."
+    from gaia_mas.rag.sources import SourceNames
+    names = SourceNames.of(kb) if (kb := getattr(system, "kb", None)) is not None else None
     try: r = await system.aask(row["question"], f"eval-{uuid.uuid4().hex[:12]}", pattern)
     except Exception as e: return {"answer": None, "pattern": pattern, "cites_relevant": False, "citations": [],
                                    "error": f"{type(e).__name__}: {str(e)[:300]}"}
-    return {"answer": r["answer"], "pattern": r["pattern"], "cites_relevant": cites_relevant(r, row["sources"]),
+    return {"answer": r["answer"], "pattern": r["pattern"], "cites_relevant": cites_relevant(r, row["sources"], names),
             "citations": r.get("citations") or [], "error": r["metadata"].get("error")}
 
 # %% ../../nbs/rag/37b_eval.ipynb #b5e412c1
@@ -472,7 +477,7 @@ def add_eval_parser(rag, # the `gaia-mas rag` subparsers
     e.add_argument("--html", type=Path, metavar="FILE", help="also write the report as one self-contained HTML page")
     e.add_argument("--answers", action="store_true", help="also answer each question with --pattern and check that "
                    "the answer cites a relevant source (needs a model, or --provider scripted)")
-    e.add_argument("--pattern", choices=["sequential", "parallel", "supervisor", "auto"], default="auto")
+    e.add_argument("--pattern", choices=PATTERN_CHOICES, default="auto")
     e.add_argument("--judge", metavar="MODEL", help="grade each answer against the golden answer with this model "
                    "(same provider and server; implies --answers)")
     model_options(e); e.set_defaults(func=guard(cmd_eval))

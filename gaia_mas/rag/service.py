@@ -26,6 +26,7 @@ from ..core.utils import exit_with_parent
 from .rules import (MAX_QUESTION, PATTERNS, SESSION_ID, SSE_HEADERS, Pattern, check_flag,
                                 check_question)
 from .system import build_system, open_sessions, preflight
+from .limits import MAX_BODY as BODY_LIMIT
 from .limits import (add_browser_guards, add_limits, env_hosts, error_body, host_allowlist, is_loopback,
                                  send_json, server_options)
 from .sessions import TURN_ID_RE, SessionBusy, expiring, turn_queue, turn_scope
@@ -37,7 +38,7 @@ from .chat_page import add_chat_page
 # %% ../../nbs/rag/39_service.ipynb #c0d43a8b
 log = logging.getLogger(__name__)
 PATTERN_NAMES = PATTERNS  # the workflows, each with its own routes
-MAX_BODY = 64_000  # bytes in a request body
+MAX_BODY = BODY_LIMIT  # bytes in a request body: the limits' default
 MAX_CONCURRENCY = 256  # requests a `serve` process handles at once; more get a 503 at once rather than queueing without end
 SESSION_RE = SESSION_ID  # pydantic's `pattern=` for a session id
 ROUTE_HOOKS = [add_openai_routes, add_document_routes,
