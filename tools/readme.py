@@ -11,6 +11,7 @@ block says how, and stays out of the rendered page:
     <!-- readme test: not run (needs a Hugging Face account) -->   skipped offline, with the reason printed
     <!-- readme test: server http://127.0.0.1:8000/health -->      started in the background; the next blocks run once
                                                                     that URL answers, and it is stopped at the end
+    <!-- readme test: exit 1 with "no answer" (a small model) -->   exit 1 passes too when the output holds that text
 """
 from __future__ import annotations
 import re
@@ -58,9 +59,10 @@ class Block:
     skip: Optional[str] = None  # why it is not run offline
     server: Optional[str] = None  # the URL that answers once the server it starts is up
     output: Optional[str] = None  # the text shown under it: the value of its last expression
+    exit1: Optional[str] = None  # with exit status 1, the text that makes it an outcome the README describes
 
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.M | re.S)
-MARK = re.compile(r"<!-- readme test: (not run|server) ?(.*?) -->\s*$")
+MARK = re.compile(r"<!-- readme test: (not run|server|exit 1 with) ?(.*?) -->\s*$")
 OUTPUT = re.compile(r"\n((?:    .*\n?)+)")
 
 def blocks(md:str) -> list[Block]:
@@ -75,6 +77,7 @@ def blocks(md:str) -> list[Block]:
         if mark := MARK.search(before.rstrip("\n").rsplit("\n", 1)[-1]):
             kind, arg = mark.groups()
             if kind == "server": b.server = arg
+            elif kind == "exit 1 with": b.exit1 = arg.split('"')[1]
             else: b.skip = arg.strip("() ") or "no reason given"
         if lang == "python" and (o := OUTPUT.match(md, m.end())):
             b.output = "\n".join(l[4:] for l in o.group(1).rstrip("\n").split("\n"))

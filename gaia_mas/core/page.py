@@ -152,6 +152,8 @@ class Point:
     label: str = ""
     color: str = COLORS[0]
 
+
+# %% ../../nbs/core/06_page.ipynb #0a96e6f5
 def _axes(size:int, x0:int, top:float, x_label:str, fmt:Callable) -> list[str]:
     "The axes of a scatter plot with their end labels, x from 0 to `top` and y from 0% to 100%."
     end = f'<text x="{size + x0 - 40}" y="{size + 28}">{esc(fmt(top))}</text>' if top else ""

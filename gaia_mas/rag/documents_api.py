@@ -52,6 +52,7 @@ def _zip_problem(path:Path) -> Optional[str]:
     except UnsafeDocument as e: return str(e)
     return None
 
+# %% ../../nbs/rag/39b_documents.ipynb #bf11d133
 def upload_problem(path:Path, # the uploaded bytes, saved by us
                    name:str, # its safe name
                   ) -> Optional[str]:
@@ -84,6 +85,7 @@ class Upload:
     path: Path
     size: int = 0
 
+# %% ../../nbs/rag/39b_documents.ipynb #e114e0b1
 @dataclass
 class _Parts:
     "python-multipart callbacks: files to disk under `dir`, small fields in memory, limits enforced as bytes arrive."
@@ -211,6 +213,7 @@ def list_documents(kb:Any, # the knowledge base
     docs = [{"source": s, **found[s]} for s in page if s in found]
     return {"documents": docs, "total": len(srcs), "offset": offset, "limit": limit}
 
+# %% ../../nbs/rag/39b_documents.ipynb #e35fc5de
 def citation_details(kb:Any, # the knowledge base the answer came from (None: labels only)
                      citations:list[str], # the answer's citation labels
                     ) -> list[dict]:
@@ -247,6 +250,7 @@ def wants_job(request:Request) -> bool:
     asked = request.query_params.get("async", "").lower() in ("1", "true", "yes")
     return asked or "respond-async" in request.headers.get("prefer", "")
 
+# %% ../../nbs/rag/39b_documents.ipynb #a3cbc6cb
 _TASKS: set = set()  # the running jobs of an app without a lifecycle (referenced, so they are not collected)
 def _keep(task:asyncio.Task) -> None: _TASKS.add(task); task.add_done_callback(_TASKS.discard)
 
@@ -329,6 +333,7 @@ async def get_job(request:Request, job_id:str):
                                                    f"{KEEP / 86400:g} days"}, 404)
     return job
 
+# %% ../../nbs/rag/39b_documents.ipynb #3b2a47c3
 @router.get("/kb/documents", summary="The documents, a page at a time")
 async def get_documents(request:Request, offset:int=Query(0, ge=0), limit:int=Query(50, ge=1, le=500)):
     try: kb = _kb(request)
@@ -348,6 +353,7 @@ async def delete_document(request:Request, source:str=Query(..., min_length=1, m
                                       "`gaia-mas rag rm PATH`"}, 409)
     return {"removed": [names.public(s) for s in await asyncio.to_thread(kb.remove, found[0])]}
 
+# %% ../../nbs/rag/39b_documents.ipynb #1258b9d6
 @router.get("/kb/search", summary="Ranked passages with their citations")
 async def search(request:Request, q:str=Query(..., min_length=1, max_length=2000),
                  mode:str=Query("hybrid", pattern="^(keyword|semantic|hybrid)$"), k:int=Query(5, ge=1, le=50),
@@ -366,6 +372,7 @@ async def search(request:Request, q:str=Query(..., min_length=1, max_length=2000
            for h in hits]
     return {"hits": out, "warnings": [empty] if empty else hits.warnings}
 
+# %% ../../nbs/rag/39b_documents.ipynb #32065f2c
 def add_document_routes(app:FastAPI, # the service's app
                         auth:Callable, # its API-key dependency
                         run:Callable=None, stream:Callable=None, # unused: the routes do not run workflows

@@ -11,6 +11,7 @@ from typing import Any, Callable, Optional, Sequence
 from ..core.guards import printable
 from ..core.page import COLORS, Bar, Cell, Raw, cards, cut, page, range_bars, section, table
 from ..core.settings import redact
+from .rules import PATTERN_CHOICES
 
 # %% auto #0
 __all__ = ['EXAMPLE', 'MAX_QUESTION', 'MODES', 'VERDICTS', 'source_matches', 'Question', 'read_golden', 'match_sources',
@@ -85,6 +86,7 @@ def _by_name(sources:Sequence[str]) -> dict[str, list[str]]:
     for s in sources: out.setdefault(s.replace("\\", "/").rsplit("/", 1)[-1], []).append(s)
     return out
 
+# %% ../../nbs/rag/37b_eval.ipynb #522c2947
 def _names(xs:Sequence[str]) -> str: return ", ".join(map(repr, xs))
 
 def match_sources(questions:list[Question], # from `read_golden`
@@ -115,6 +117,7 @@ def ranked_sources(hits:Sequence, # a search's hits, best first
     "The hits' sources, each once, in the order of its best passage: the ranking of documents."
     return list(dict.fromkeys(h.source for h in hits))
 
+# %% ../../nbs/rag/37b_eval.ipynb #01083e89
 def search_runs(kb, # an open knowledge base
                 questions:Sequence[Question], # the questions to search
                 modes:Sequence[str]=MODES, # the search modes
@@ -137,6 +140,7 @@ def measures(k:int) -> dict[str, Any]:
     import ir_measures as irm
     return {"recall": irm.R @ k, "mrr": irm.RR, "ndcg": irm.nDCG @ k}
 
+# %% ../../nbs/rag/37b_eval.ipynb #483e3237
 def score_run(questions:Sequence[Question], # the questions, with their `sources`
               run:dict[str, list[str]], # {question id: ranked sources}, from `search_runs`
               k:int=5, # the cut-off of recall and nDCG
@@ -232,19 +236,24 @@ def format_eval(report:dict, # from `evaluate`
 # %% ../../nbs/rag/37b_eval.ipynb #06feb4ae
 def cites_relevant(result:dict, # an answer, as `RagSystem.aask` returns it
                    sources:Sequence[str], # the question's relevant sources in the knowledge base
+                   names:Any=None, # a `SourceNames`: how the answer names stored sources (None: as stored)
                   ) -> bool:
-    "Whether one of the answer's citations points into one of `sources`."
-    return any(d.get("source") in sources for d in result.get("citation_details") or [])
+    "Whether one of the answer's citations points into one of `sources`, named as stored or as a reader sees them."
+    wanted = {*sources, *(names.public(s) for s in sources)} if names is not None else set(sources)
+    return any(d.get("source") in wanted for d in result.get("citation_details") or [])
 
+# %% ../../nbs/rag/37b_eval.ipynb #37db0ec2
 async def answer_one(system, # a `RagSystem`
                      row:dict, # a question of the report
                      pattern:str="auto", # the workflow
                     ) -> dict:
     "The answer to one question, whether it cites a relevant source, and its error if the run failed."
+    from gaia_mas.rag.sources import SourceNames
+    names = SourceNames.of(kb) if (kb := getattr(system, "kb", None)) is not None else None
     try: r = await system.aask(row["question"], f"eval-{uuid.uuid4().hex[:12]}", pattern)
     except Exception as e: return {"answer": None, "pattern": pattern, "cites_relevant": False, "citations": [],
                                    "error": f"{type(e).__name__}: {str(e)[:300]}"}
-    return {"answer": r["answer"], "pattern": r["pattern"], "cites_relevant": cites_relevant(r, row["sources"]),
+    return {"answer": r["answer"], "pattern": r["pattern"], "cites_relevant": cites_relevant(r, row["sources"], names),
             "citations": r.get("citations") or [], "error": r["metadata"].get("error")}
 
 # %% ../../nbs/rag/37b_eval.ipynb #b5e412c1
@@ -273,6 +282,7 @@ def judge_messages(question:str, # the question
     return [SystemMessage(rag_prompt("judge")), HumanMessage(f"## Question\n{question}\n\n## Reference answer\n"
                                                              f"{reference}\n\n## Answer to grade\n{answer}")]
 
+# %% ../../nbs/rag/37b_eval.ipynb #bdfd16d7
 async def judge_answer(llm, # the judge's chat model
                        question:str, reference:str, answer:str, # as for `judge_messages`
                       ) -> dict:
@@ -472,7 +482,7 @@ def add_eval_parser(rag, # the `gaia-mas rag` subparsers
     e.add_argument("--html", type=Path, metavar="FILE", help="also write the report as one self-contained HTML page")
     e.add_argument("--answers", action="store_true", help="also answer each question with --pattern and check that "
                    "the answer cites a relevant source (needs a model, or --provider scripted)")
-    e.add_argument("--pattern", choices=["sequential", "parallel", "supervisor", "auto"], default="auto")
+    e.add_argument("--pattern", choices=PATTERN_CHOICES, default="auto")
     e.add_argument("--judge", metavar="MODEL", help="grade each answer against the golden answer with this model "
                    "(same provider and server; implies --answers)")
     model_options(e); e.set_defaults(func=guard(cmd_eval))

@@ -181,26 +181,6 @@ def _ensure_vec(self:PostgresKB, cur, dim:int) -> None:
     cur.execute("insert into kb_info values ('embedding_model', %s), ('embedding_dim', %s) "
                 "on conflict (key) do update set value = excluded.value", (embedding_name(self.embeddings), str(dim)))
 
-@patch
-def write_documents(self:PostgresKB, items:Iterable[tuple]) -> dict:
-    "Replace many documents in one transaction, chunks by one binary COPY; {source: exception} for any that failed."
-    items, errors = list(items), {}
-    if not items: return errors
-    self._bulk_reserve(sum(len(c) for _, c, _ in items))
-    with self._write() as cur:
-        dim = next((len(v[0]) for _, _, v in items if v), 0)
-        if dim: self._ensure_vec(cur, dim)
-        vec = bool(dim) or self._has_vec_col()
-        try:
-            with self.db.transaction(): self._copy(cur, items, vec)
-        except Exception as e:  # one bad document: write the others one by one, each in its own savepoint
-            for it in items if len(items) > 1 else ():
-                try:
-                    with self.db.transaction(): self._copy(cur, [it], vec)
-                except Exception as e1: errors[it[0]["source"]] = e1
-            if len(items) == 1: errors[items[0][0]["source"]] = e
-    return errors
-
 # %% ../../nbs/rag/30c_kb_postgres.ipynb #e5691fd7
 @patch
 def _copy(self:PostgresKB, cur, items:list, vec:bool) -> None:
@@ -227,6 +207,27 @@ def _copy(self:PostgresKB, cur, items:list, vec:bool) -> None:
 def doc_hash(self:PostgresKB, source:str) -> Optional[str]:
     r = self._q("select hash from documents where source=%s", (source,))
     return r[0][0] if r else None
+
+# %% ../../nbs/rag/30c_kb_postgres.ipynb #c230c2e4
+@patch
+def write_documents(self:PostgresKB, items:Iterable[tuple]) -> dict:
+    "Replace many documents in one transaction, chunks by one binary COPY; {source: exception} for any that failed."
+    items, errors = list(items), {}
+    if not items: return errors
+    self._bulk_reserve(sum(len(c) for _, c, _ in items))
+    with self._write() as cur:
+        dim = next((len(v[0]) for _, _, v in items if v), 0)
+        if dim: self._ensure_vec(cur, dim)
+        vec = bool(dim) or self._has_vec_col()
+        try:
+            with self.db.transaction(): self._copy(cur, items, vec)
+        except Exception as e:  # one bad document: write the others one by one, each in its own savepoint
+            for it in items if len(items) > 1 else ():
+                try:
+                    with self.db.transaction(): self._copy(cur, [it], vec)
+                except Exception as e1: errors[it[0]["source"]] = e1
+            if len(items) == 1: errors[items[0][0]["source"]] = e
+    return errors
 
 # %% ../../nbs/rag/30c_kb_postgres.ipynb #a85db4f0
 @patch
@@ -261,9 +262,36 @@ def cited(self:PostgresKB, citation:str, limit:int=200) -> list[tuple[str, dict]
     return [(s, m) for s, m in self._q("select source, metadata from chunks where citation = %s limit %s",
                                        (citation, limit))]
 
-# %% ../../nbs/rag/30c_kb_postgres.ipynb #0a41f886
+# %% ../../nbs/rag/30c_kb_postgres.ipynb #abdf68d1
 # keyword search on a large table ranks only the chunks holding a term found in under COMMON_TERM of them
 COMMON_TERM, PRUNE_MIN_CHUNKS = 0.05, 20_000
+
+@patch
+def _lexeme_freq(self:PostgresKB) -> dict[str, float]:
+    "{lexeme: share of chunks} of the commonest lexemes (ANALYZE's sample); {} under PRUNE_MIN_CHUNKS. Kept 60 s."
+    t, freq = getattr(self, "_freq", None) or (-1e9, {})
+    if time.monotonic() - t > 60:
+        recs = self._q("select most_common_elems::text::text[], most_common_elem_freqs from pg_stats s "
+                       "join pg_class c on c.oid = to_regclass('chunk_terms') where s.schemaname = current_schema() "
+                       "and s.tablename = 'chunk_terms' and s.attname = 'tsv' and c.reltuples >= %s",
+                       (PRUNE_MIN_CHUNKS,))
+        freq = dict(zip(recs[0][0], recs[0][1])) if recs and recs[0][0] else {}
+        self._freq = (time.monotonic(), freq)
+    return freq
+
+# %% ../../nbs/rag/30c_kb_postgres.ipynb #04b7d574
+@patch
+def _selective(self:PostgresKB, terms:list[str]) -> list[str]:
+    "The query's lexemes found in under COMMON_TERM of chunks, per the planner's statistics; none on small tables."
+    freq = self._lexeme_freq()
+    if not freq: return []
+    if len(self._stems) > 100_000: self._stems.clear()  # {word: its lexemes}, bounded
+    if new := [w for w in terms if w not in self._stems]:
+        self._stems.update(self._q("select w, array(select lexeme from unnest(to_tsvector('english', w))) "
+                                   "from unnest(%s::text[]) w", (new,)))
+    return sorted({l for w in terms for l in self._stems.get(w, []) if freq.get(l, 0) < COMMON_TERM})
+
+# %% ../../nbs/rag/30c_kb_postgres.ipynb #0a41f886
 def _quoted(lexeme:str) -> str: return "'" + lexeme.replace("'", "''") + "'"  # for to_tsquery
 
 @patch
@@ -282,31 +310,6 @@ def _any_holds_all(self:PostgresKB, ids:Sequence[int], terms:list[str]) -> bool:
     if not ids or not terms: return False
     return bool(self._q("select 1 from chunk_terms where id = any(%s) and tsv @@ to_tsquery('english', %s) limit 1",
                         (list(ids), " & ".join(terms))))
-
-# %% ../../nbs/rag/30c_kb_postgres.ipynb #abdf68d1
-@patch
-def _selective(self:PostgresKB, terms:list[str]) -> list[str]:
-    "The query's lexemes found in under COMMON_TERM of chunks, per the planner's statistics; none on small tables."
-    freq = self._lexeme_freq()
-    if not freq: return []
-    if len(self._stems) > 100_000: self._stems.clear()  # {word: its lexemes}, bounded
-    if new := [w for w in terms if w not in self._stems]:
-        self._stems.update(self._q("select w, array(select lexeme from unnest(to_tsvector('english', w))) "
-                                   "from unnest(%s::text[]) w", (new,)))
-    return sorted({l for w in terms for l in self._stems.get(w, []) if freq.get(l, 0) < COMMON_TERM})
-
-@patch
-def _lexeme_freq(self:PostgresKB) -> dict[str, float]:
-    "{lexeme: share of chunks} of the commonest lexemes (ANALYZE's sample); {} under PRUNE_MIN_CHUNKS. Kept 60 s."
-    t, freq = getattr(self, "_freq", None) or (-1e9, {})
-    if time.monotonic() - t > 60:
-        recs = self._q("select most_common_elems::text::text[], most_common_elem_freqs from pg_stats s "
-                       "join pg_class c on c.oid = to_regclass('chunk_terms') where s.schemaname = current_schema() "
-                       "and s.tablename = 'chunk_terms' and s.attname = 'tsv' and c.reltuples >= %s",
-                       (PRUNE_MIN_CHUNKS,))
-        freq = dict(zip(recs[0][0], recs[0][1])) if recs and recs[0][0] else {}
-        self._freq = (time.monotonic(), freq)
-    return freq
 
 # %% ../../nbs/rag/30c_kb_postgres.ipynb #9f201867
 @patch
@@ -340,6 +343,7 @@ def set_vectors(self:PostgresKB, pairs:Sequence[tuple[int, Sequence[float]]]) ->
             for i, v in pairs: cp.write_row((i, _pgvec(v)))
         cur.execute("update chunks c set embedding = n.embedding from new_vectors n where c.id = n.id")
 
+# %% ../../nbs/rag/30c_kb_postgres.ipynb #6c504bfe
 @patch
 def _cached(self:PostgresKB, model:str, keys:Sequence[str]) -> dict:
     recs = self._q("select text_hash, vector from embed_cache where model=%s and text_hash = any(%s)",
@@ -385,6 +389,7 @@ def remove(self:PostgresKB, prefix:str) -> list[str]:
                     (prefix, len(folder), folder))
         return [r[0] for r in cur.fetchall()]
 
+# %% ../../nbs/rag/30c_kb_postgres.ipynb #c9314637
 @patch
 def stats(self:PostgresKB) -> dict:
     one = lambda sql: self._q(sql)[0][0]

@@ -26,6 +26,7 @@ from ..core.utils import exit_with_parent
 from .rules import (MAX_QUESTION, PATTERNS, SESSION_ID, SSE_HEADERS, Pattern, check_flag,
                                 check_question)
 from .system import build_system, open_sessions, preflight
+from .limits import MAX_BODY as BODY_LIMIT
 from .limits import (add_browser_guards, add_limits, env_hosts, error_body, host_allowlist, is_loopback,
                                  send_json, server_options)
 from .sessions import TURN_ID_RE, SessionBusy, expiring, turn_queue, turn_scope
@@ -37,7 +38,7 @@ from .chat_page import add_chat_page
 # %% ../../nbs/rag/39_service.ipynb #c0d43a8b
 log = logging.getLogger(__name__)
 PATTERN_NAMES = PATTERNS  # the workflows, each with its own routes
-MAX_BODY = 64_000  # bytes in a request body
+MAX_BODY = BODY_LIMIT  # bytes in a request body: the limits' default
 MAX_CONCURRENCY = 256  # requests a `serve` process handles at once; more get a 503 at once rather than queueing without end
 SESSION_RE = SESSION_ID  # pydantic's `pattern=` for a session id
 ROUTE_HOOKS = [add_openai_routes, add_document_routes,
@@ -82,6 +83,7 @@ class SupervisorMetadata(_Meta):
     planning_time: Optional[float] = None
     execution_time: Optional[float] = None
 
+# %% ../../nbs/rag/39_service.ipynb #4db2e558
 class ChatResponse(BaseModel):
     "The fields every pattern returns, plus `citations`."
     answer: str
@@ -149,6 +151,7 @@ def _error(request:Request, status:int, error:str, **extra) -> JSONResponse:
     return JSONResponse({"error": error, "request_id": _rid(request), **extra}, status_code=status,
                         headers={"X-Request-ID": _rid(request)})
 
+# %% ../../nbs/rag/39_service.ipynb #c2241ae1
 class RequestIds:
     "ASGI middleware: an `X-Request-ID` on every response, one log line per request, and an escaping error as JSON."
     def __init__(self, app): self.app = app
@@ -181,6 +184,7 @@ class RequestIds:
             resp = _error(request, 500, "internal error: the request failed; quote the request id when reporting it")
         await resp(scope, receive, send)
 
+# %% ../../nbs/rag/39_service.ipynb #a378f0bf
 def _add_error_handling(app:FastAPI, max_body:int):
     "Request ids on every response; 413, 422, 401 and 500 as JSON; nothing escapes as a stack trace."
     app.add_middleware(RequestIds)  # a plain ASGI middleware: Starlette's `@app.middleware` costs a task per request
@@ -289,6 +293,15 @@ def _streaming(request:Request, *args) -> StreamingResponse:
     return StreamingResponse(_stream(request, *args), media_type="text/event-stream",
                              headers=SSE_HEADERS)
 
+# %% ../../nbs/rag/39_service.ipynb #0af11a6d
+def _auto(body:AutoChatRequest) -> str:
+    "The pattern to run: 'auto', or the one given (a 422 naming `pattern` when it is missing)."
+    if body.auto_select_pattern: return "auto"
+    if body.pattern is None:
+        raise RequestValidationError([{"type": "missing", "loc": ("body", "pattern"), "input": None,
+                                       "msg": "auto_select_pattern is false, so give a pattern: sequential, parallel or supervisor"}])
+    return body.pattern
+
 # %% ../../nbs/rag/39_service.ipynb #b964cac9
 def _add_chat_routes(app:FastAPI, auth:Callable):
     "The three pattern endpoints, auto-selection, and a `/stream` twin of each."
@@ -306,14 +319,6 @@ def _add_chat_routes(app:FastAPI, auth:Callable):
               responses={200: sse}, summary="Auto-selected pattern, streamed")
     async def chat_stream(body:AutoChatRequest, request:Request):
         return _streaming(request, body.question, body.session_id, _auto(body), AutoResponse)
-
-def _auto(body:AutoChatRequest) -> str:
-    "The pattern to run: 'auto', or the one given (a 422 naming `pattern` when it is missing)."
-    if body.auto_select_pattern: return "auto"
-    if body.pattern is None:
-        raise RequestValidationError([{"type": "missing", "loc": ("body", "pattern"), "input": None,
-                                       "msg": "auto_select_pattern is false, so give a pattern: sequential, parallel or supervisor"}])
-    return body.pattern
 
 def _add_pattern_routes(app:FastAPI, auth:Callable, pattern:str):
     model = RESPONSES[pattern]

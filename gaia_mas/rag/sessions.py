@@ -16,15 +16,14 @@ from .system import RagSystem
 from .workflows import model_for
 from ..core.settings import redact
 
+log = logging.getLogger(__name__)
+
 # %% auto #0
 __all__ = ['log', 'CHARS_PER_TOKEN', 'TURN_FIELDS', 'TRANSIENT', 'TURN_ID_RE', 'KEEPALIVE', 'count_tokens', 'history_tokens',
            'compact_turn', 'merge_turns', 'summarize_turns', 'fit_history', 'slim_checkpoints', 'turn_scope',
            'stamp_turn', 'latest_values', 'BoundedRagSystem', 'checkpoint_time', 'store_kind', 'SessionInfo',
            'list_sessions', 'storage_bytes', 'prune_sessions', 'expiring', 'SessionBusy', 'FileTurnLocks',
            'turn_lock_dir', 'lock_key', 'PgTurnLocks', 'TurnQueue', 'turn_queue']
-
-# %% ../../nbs/rag/37a_sessions.ipynb #76398b10
-log = logging.getLogger(__name__)
 
 # %% ../../nbs/rag/37a_sessions.ipynb #73936d98
 CHARS_PER_TOKEN = 4  # the rough average of GPT-style tokenizers on English text
@@ -86,6 +85,7 @@ def _newest_within(turns:Sequence[dict], budget:int, max_turns:int) -> list[dict
         kept.insert(0, t)
     return kept
 
+# %% ../../nbs/rag/37a_sessions.ipynb #17a934e2
 async def fit_history(turns:Sequence[dict], # earlier turns, oldest first (a summary may lead)
                       budget:int=2000, # tokens the earlier turns may take in a prompt
                       llm=None, # the model that summarizes older turns; they are dropped without one
@@ -174,6 +174,7 @@ async def latest_values(saver:Any, # a LangGraph checkpointer
     got = {tid: saver.serde.loads_typed((kind, blob)) for tid, kind, blob in rows}
     return [(got[t].get("channel_values") or {}) if t in got else {} for t in tids]
 
+# %% ../../nbs/rag/37a_sessions.ipynb #55f3cc4b
 @dataclass
 class BoundedRagSystem(RagSystem):
     "A `RagSystem` with bounded sessions: the history fits `history_tokens`; turns expire after `session_ttl` s."
@@ -312,6 +313,7 @@ async def storage_bytes(saver:Any) -> Optional[int]:
         return int(n or 0)
     return None
 
+# %% ../../nbs/rag/37a_sessions.ipynb #0ec1a6eb
 async def _vacuum(saver:Any, kind:str) -> None:
     "Give freed pages back to the file system."
     if kind == "sqlite":
@@ -412,6 +414,7 @@ def lock_key(session_id:str) -> int:
     "The advisory-lock key of a session: 64 bits of a hash of its id, in a namespace of its own."
     return int.from_bytes(hashlib.sha256(b"gaia_mas turn\0" + session_id.encode()).digest()[:8], "big", signed=True)
 
+# %% ../../nbs/rag/37a_sessions.ipynb #846bd58f
 class PgTurnLocks:
     "A session's turns one at a time on every host: a PostgreSQL advisory lock per session, on one connection."
     def __init__(self, url:str): # the sessions' PostgreSQL database

@@ -60,7 +60,7 @@ def test_a_page_elsewhere_cannot_upload_delete_or_ask(server, page):
     assert r.status_code == 403
     r = httpx.post(f"{url}/v1/chat/completions", headers=headers, timeout=60,
                    json={"model": "sequential", "messages": [{"role": "user", "content": "What is it?"}]})
-    assert r.status_code == 403 and r.json()["error"]["type"] == "invalid_request_error"
+    assert r.status_code == 403 and r.json()["error"]["type"] == "permission_error"  # OpenAI's type for a 403
 
 
 def test_the_services_own_pages_and_clients_outside_a_browser_still_write(server):
@@ -122,13 +122,14 @@ def test_listening_beyond_loopback_without_a_key_warns(tmp_path, key):
     env = {**os.environ, "HOME": str(tmp_path), "GAIA_MAS_API_KEY": key, "OPIK_TRACK_DISABLE": "true"}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                             start_new_session=True)
-    out = []
+    out, watchdog = [], threading.Timer(180, os.killpg, (proc.pid, 9))  # a server that never says it started fails
+    watchdog.start()
     try:
         for line in proc.stdout:
             out.append(line)
-            if "gaia-mas serve: http://" in line: break
+            if "gaia-mas serve: the chat page at http://" in line: break
     finally:
-        os.killpg(proc.pid, 15); proc.wait(30)
+        watchdog.cancel(); os.killpg(proc.pid, 15); proc.wait(30)
     warned = [l for l in out if "warning: listening on 0.0.0.0:8000 with no API key" in l]
     assert (len(warned) == 1) == (key == ""), "".join(out)
     if warned: assert "GAIA_MAS_API_KEY" in warned[0] and "127.0.0.1" in warned[0]
