@@ -43,3 +43,11 @@ def test_office_files_read_offline(tmp_path):
     assert "Soup\tFood\t120.5" in out["sample.xlsx"][0]
     assert all(s < 60 for _, s in out.values()), "a read waited on the network"
     assert "download" not in p.stderr.lower()
+
+
+def test_pdf_text_ends_lines_with_a_newline(tmp_path):
+    "pdfium ends a text layer's lines with \\r\\n; pdf_text gives plain \\n lines under each page header."
+    from gaia_mas.core.readers import pdf_text, write_text_pdf
+    pdf = write_text_pdf(tmp_path/"notes.pdf", ["first line\n    indented second line\nthird line"])
+    text = pdf_text(pdf)
+    assert "\r" not in text and "first line\n" in text and text.endswith("third line"), repr(text)

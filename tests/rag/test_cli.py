@@ -211,6 +211,16 @@ def test_kb_commands_load_no_workflow_agent_or_llm_module(tmp_path, cmd):
     assert rc == 0 and loaded == [], (p.stdout, p.stderr)
 
 
+def test_keyword_search_loads_no_numpy(sample_sqlite):
+    "A keyword search reads SQLite only: neither the embedder nor the vector extension's package (which loads NumPy)."
+    code = ("import json, sys; from gaia_mas.cli import main; rc = main(sys.argv[1:]); "
+            "print(json.dumps([rc, 'numpy' in sys.modules]))")
+    p = subprocess.run([sys.executable, "-c", code, "rag", "search", "circuit breaker", "--mode", "keyword", "--kb",
+                        sample_sqlite], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "OPIK_TRACK_DISABLE": "true"})
+    assert json.loads(p.stdout.splitlines()[-1]) == [0, False], (p.stdout[-2000:], p.stderr[-2000:])
+
+
 def test_search_prints_code_with_its_indentation(tmp_path, capsys):
     url = f"sqlite:///{tmp_path/'kb.sqlite'}"
     code_md = sample_dir().parent/"code"/"inventory.md"

@@ -194,11 +194,16 @@ def test_round_trip_on_sqlite_and_postgres(kb_url):
         assert c.get("/kb/documents").json()["total"] == 0
 
 
-def test_the_cli_filter_syntax_and_an_unchanged_upload(client):
-    "GET /kb/search takes `rag search --filter` expressions (repeatable), and re-sending an unchanged file is a 200."
+def test_an_unchanged_upload_is_a_200(client):
+    "Re-sending a file the knowledge base already holds, unchanged, creates nothing: 200 and status 'unchanged'."
     assert upload(client, ("bulkheads.md", DOC), data={"meta": ["team=platform", "year=2024"]}).status_code == 201
     again = upload(client, ("bulkheads.md", DOC), data={"meta": ["team=platform", "year=2024"]})
     assert again.status_code == 200 and again.json()["documents"][0]["status"] == "unchanged", again.text
+
+
+def test_search_takes_the_cli_filter_syntax(client):
+    "GET /kb/search takes `rag search --filter` expressions (repeatable) as well as JSON objects."
+    assert upload(client, ("bulkheads.md", DOC), data={"meta": ["team=platform", "year=2024"]}).status_code == 201
     for f in ("team=platform", ["team=platform", "year>=2023"], ["team=sre,platform"], '{"team": "platform"}'):
         r = client.get("/kb/search", params={"q": "bulkhead isolates", "mode": "keyword", "filter": f})
         assert r.status_code == 200 and r.json()["hits"][0]["source"] == "uploads/bulkheads.md", (f, r.text)

@@ -55,3 +55,27 @@ def test_every_passage_is_whole_lines_of_the_file(kb, ext):
     finally: db.close()
     text = "\n" + (CODE/f"inventory.{ext}").read_text() + "\n"
     assert rows and all(f"\n{t}\n" in text for t in rows), [t for t in rows if f"\n{t}\n" not in text]
+
+
+def test_pdf_passages_end_lines_with_a_newline(tmp_path, capsys):
+    "PDF text layers end lines with \\r\\n; the stored passage and the search output have plain \\n lines."
+    from gaia_mas.core.readers import write_text_pdf
+    lines = ["Retry budget", "Each call waits longer than the one before.", "The breaker opens after five failures."]
+    pdf = write_text_pdf(tmp_path/"retries.pdf", ["\n".join(lines)])
+    url = f"sqlite:///{tmp_path/'kb.sqlite'}"
+    assert main(["rag", "ingest", str(pdf), "--kb", url, "--no-embed", "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["rag", "search", "breaker opens", "--kb", url, "--mode", "keyword", "--json"]) == 0
+    hits = [json.loads(l) for l in capsys.readouterr().out.splitlines()]
+    assert hits and "\r" not in hits[0]["text"] and "\n".join(lines) in hits[0]["text"], hits
+
+
+def test_a_file_named_ipynb_that_is_not_a_notebook_is_skipped_with_its_reason(tmp_path, capsys):
+    "A broken .ipynb is one skipped file named as not a notebook; the other files of the batch are stored."
+    (tmp_path/"broken.ipynb").write_text("{not json")
+    url = f"sqlite:///{tmp_path/'kb.sqlite'}"
+    code = main(["rag", "ingest", str(tmp_path/"broken.ipynb"), str(CODE/"inventory.md"), "--kb", url, "--no-embed",
+                 "--no-progress"])
+    out, err = capsys.readouterr()
+    assert code == 0 and "1 added" in out and "1 skipped" in out, (out, err)
+    assert "broken.ipynb: " in err and "not a Jupyter notebook" in err and "Traceback" not in err, err
