@@ -130,7 +130,7 @@ def _missing_files(tasks:list[dict]) -> None:
 def _summary(out:Path, tasks:list[dict], log_file:Path, repeats:int=1) -> str:
     "What the run leaves: answered, failed, accuracy if known (over repeats, see `gaia.report`), results and logs."
     from gaia_mas.gaia.report import build_report, format_report
-    from gaia_mas.gaia.scoring import format_score, score_results
+    from gaia_mas.gaia.report import format_score, score_results
     from gaia_mas.gaia.tasks import is_failed, read_results
     latest = {(r["task_id"], r.get("repeat") or 0): r for r in read_results(out, repair=False)}
     mine = [latest[t["task_id"], k] for k in range(repeats) for t in tasks if (t["task_id"], k) in latest]
@@ -196,7 +196,7 @@ def gold_of_results(records:list[dict], # result records that may carry their go
 # %% ../../nbs/gaia/28_cli.ipynb #d599454d
 def cmd_score(args:argparse.Namespace) -> int:
     "Print the official score of a results file."
-    from gaia_mas.gaia.scoring import format_score, score_results
+    from gaia_mas.gaia.report import format_score, score_results
     from gaia_mas.gaia.tasks import load_tasks, read_results
     if not Path(args.results).is_file(): raise FileNotFoundError(f"results file not found: {args.results}")
     results = read_results(args.results, repair=False)

@@ -9,13 +9,15 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 from ..core.page import (COLORS, Bar, Cell, Point, Raw, cards, cut, esc, page, pct, range_bars, scatter,
                                 section, table)
-from .scoring import FAILURES, GOLD_KEYS, failure_of, golds_of, question_scorer, runs_by_task
+from .scoring import (FAILURES, GOLD_KEYS, failure_of, golds_of, question_scorer, runs_by_task,
+                                   sum_costs)
 from .votes import vote_figures, vote_key
 
 # %% auto #0
 __all__ = ['PRICES', 'price_of', 'load_prices', 'run_row', 'paths_from_logs', 'agreement', 'question_row', 'run_agreement',
            'percentile', 'build_report', 'score_view', 'format_report', 'compare', 'format_compare', 'level_bars',
-           'cost_accuracy_chart', 'question_table', 'compare_table', 'report_html', 'cmd_report', 'add_report_parser']
+           'cost_accuracy_chart', 'question_table', 'compare_table', 'report_html', 'cmd_report', 'add_report_parser',
+           'score_results', 'format_score']
 
 # %% ../../nbs/gaia/25a_report.ipynb #ca4dda7f
 PRICES = {  # USD per million tokens: (input, output)
@@ -448,3 +450,40 @@ def add_report_parser(sub) -> None:
     p.add_argument("--model", default="gpt-4o-mini",
                    help="the model of records that name none (default gpt-4o-mini, the run's default)")
     p.set_defaults(func=cmd_report)
+
+# %% ../../nbs/gaia/25a_report.ipynb #e1dfe45c
+def score_results(results:list[dict], # result records, from `read_results`
+                  tasks:list[dict], # tasks with gold answers, from `load_tasks`
+                 ) -> dict:
+    "Accuracy overall and per level, the wrong answers, and the summed cost: the run report as one list of runs."
+    golds = {t["task_id"] for t in tasks if t.get("gold") is not None}
+    view = score_view(build_report(results, tasks, default_model=None))
+    runs = [r for by_repeat in runs_by_task(results).values() for r in by_repeat.values()]
+    return {**view, "missing": len(golds - {r["task_id"] for r in runs}), "cost": sum_costs(runs)}
+
+# %% ../../nbs/gaia/25a_report.ipynb #6ea7e477
+def _fraction(a:dict) -> str: return f"{a['correct']}/{a['total']} = {pct(a['accuracy'])}"
+
+def _cost_line(c:Optional[dict]) -> str:
+    "The summed cost as one line."
+    if c is None: return "Cost: not recorded"
+    return (f"Cost: {c['llm_calls']} LLM calls, {c['input_tokens']} input tokens, {c['output_tokens']} output tokens, "
+            f"{c['wall_time_s']:.1f} s of question time")
+
+def _wrong_lines(wrong:list[dict]) -> list[str]:
+    "The wrong answers beside their gold answers."
+    if not wrong: return []
+    return [f"Wrong answers ({len(wrong)}):", f"  {'task':<8}  lvl  {'model answer':<40}  gold"] + [
+        f"  {w['task_id'][:8]:<8}  {str(w['level']):<3}  {cut(w['model_answer'], 40):<40}  {cut(w['gold'], 40)}"
+        for w in wrong]
+
+# %% ../../nbs/gaia/25a_report.ipynb #9a5cdd69
+def format_score(summary:dict, # from `score_results`
+                ) -> str:
+    "The score report as text: accuracy, per level, wrong answers beside gold, cost."
+    lines = [f"Accuracy: {_fraction(summary)}"] + [f"  Level {l}: {_fraction(a)}" for l, a in summary["levels"].items()]
+    if (k := summary.get("repeats", 1)) > 1:
+        lines.append(f"  (each task counts once per repeat: {k} repeats, so this is their mean accuracy)")
+    if summary["missing"]: lines.append(f"  ({summary['missing']} tasks with a gold answer have no result)")
+    if summary["unscored"]: lines.append(f"  ({summary['unscored']} results have no gold answer)")
+    return "\n".join(lines + _wrong_lines(summary["wrong"]) + [_cost_line(summary["cost"])])

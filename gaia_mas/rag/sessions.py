@@ -12,7 +12,7 @@ from fastcore.basics import patch
 from langchain_core.messages import HumanMessage, SystemMessage
 from .agents import history_lines, rag_prompt, request
 from .state import Limits  # for the inherited fields' annotations (docs)
-from .system import RagSystem
+from .answering import RagSystem
 from .workflows import model_for
 from ..core.settings import redact
 

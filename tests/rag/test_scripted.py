@@ -19,7 +19,7 @@ def test_what_is_idempotency_is_answered_from_the_idempotency_document(rag, patt
 @pytest.mark.parametrize("q", ["What is a bulkhead?", "What is idempotency?", "How do retries with backoff work?"])
 def test_sentences_carry_their_citation_and_no_code(rag, q):
     "Every line of a dry-run answer built from sentences ends with a citation; no fence or bit of code is left alone."
-    r = rag.ask(q, f"prose-{q}", "sequential")
+    r = rag.ask(q, "prose-" + "-".join(q.lower().strip("?").split()), "sequential")
     for line in filter(str.strip, r["answer"].split("\n")):
         assert "```" not in line and line.rstrip().endswith("]"), r["answer"]
 

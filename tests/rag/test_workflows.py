@@ -8,7 +8,7 @@ from langchain_core.tools import StructuredTool
 from gaia_mas.rag.agents import WORKERS
 from gaia_mas.rag.state import Limits
 from gaia_mas.rag.workflows import BRANCHES, PATTERNS, build_workflow, select_pattern
-from gaia_mas.rag.system import RagSystem
+from gaia_mas.rag.answering import RagSystem
 from gaia_mas.rag.scripted import FailingRagModel, failing, scripted_rag_llm, _reply, _role
 from gaia_mas.rag.cli import cmd_ask
 from gaia_mas.rag.system import make_rag_system
