@@ -61,7 +61,7 @@ def parse_filters(items:Sequence[str], # the filters as typed (--filter argument
     "Filter expressions as the knowledge base's filter dict; ValueError naming a malformed one."
     out: dict = {}
     for it in items or []:
-        if it.lstrip().startswith("{"): out.update(_json_filter(it, name)); continue
+        if it.lstrip().startswith(("{", "[")): out.update(_json_filter(it, name)); continue
         k, op, v = _condition(it, name)
         if op is not None:
             if not isinstance(out.get(k), dict): out[k] = {}

@@ -236,7 +236,7 @@ def test_ask_sources_name_the_file_not_a_character_span(sample_sqlite, capsys):
                          "scripted", "--pattern", "sequential")
     sources = out.split("Sources:\n")[1].split("\n\n")[0].splitlines()
     assert code == 0 and sources, out
-    assert all(re.fullmatch(r"  \[\d+\] .+  \(in /.+\.(md|html|pdf|docx)\)", s) for s in sources), sources
+    assert all(re.fullmatch(r"  \[\d+\] .+  \(in .+\.(md|html|pdf|docx)\)", s) for s in sources), sources
     assert "characters" not in out
 
 

@@ -33,7 +33,7 @@ def test_chunked_body_is_refused_while_it_streams(server):
     url, proc, _ = server
     with PeakRSS(proc.pid) as m:
         s = _connect(url)
-        s.sendall(b"POST /multiagent/sequential/chat HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        s.sendall(b"POST /multiagent/sequential/chat HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                   b"Transfer-Encoding: chunked\r\n\r\n")
         chunk, sent = b"%x\r\n" % 2**20 + b"x" * 2**20 + b"\r\n", 0
         try:
@@ -53,7 +53,7 @@ def test_declared_length_over_the_limit(server):
 def test_huge_header_is_refused(server):
     url, proc, _ = server
     with PeakRSS(proc.pid) as m:
-        s = _connect(url); s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ")
+        s = _connect(url); s.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ")
         sent = 0
         try:
             while sent < 100:  # up to 100 MiB of one header
@@ -79,7 +79,7 @@ def test_slow_clients_are_closed_and_do_not_hold_the_slots(server):
 
 def test_slow_body_is_timed_out(server):
     s = _connect(server[0])
-    s.sendall(b"POST /multiagent/sequential/chat HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    s.sendall(b"POST /multiagent/sequential/chat HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
               b"Content-Length: 1000\r\n\r\n{\"question\"")  # and then nothing: the body deadline is 1 s in this server
     status = _status(s); s.close()
     assert " 408 " in status, status
