@@ -92,7 +92,8 @@ def run_attachment_task(page, folder: Path) -> str:
     page.locator(".gaia-tasks input").last.fill(str(folder))
     page.locator(".gaia-load").last.click()
     page.locator(".gaia-pick select").last.select_option(index=1)
-    assert page.locator(".gaia-file input").last.input_value() == str(folder/"notes.txt")
+    from playwright.sync_api import expect
+    expect(page.locator(".gaia-file input").last).to_have_value(str(folder/"notes.txt"), timeout=15_000)  # filled in
     page.locator(".gaia-run").last.click()
     progress = page.locator(".gaia-progress").last
     progress.filter(has_text=f"attached file: {folder/'notes.txt'}").wait_for(timeout=30_000)
