@@ -294,7 +294,7 @@ def run_graph(app, # a compiled graph
 
 def forget(app, # a compiled graph
            thread_id:str, # a finished task's thread
-           ledger:Optional[Ledger]=None, # its ledger, whose entry goes too
+           ledger=None, # its `Ledger` (defined below), whose entry goes too
           ) -> None:
     "Delete a thread's checkpoints (and its ledger entry), once its answer is safely written."
     if app.checkpointer is not None: app.checkpointer.delete_thread(thread_id)
