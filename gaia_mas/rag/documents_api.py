@@ -14,7 +14,7 @@ from ..core.guards import UnsafeDocument, check_office
 from .ingest import SUPPORTED, chunk_bounded, embed_text
 from .jobs import KEEP, JobStore
 from .kb import citation_for
-from .kb_search import FILTER_DEPTH, META_DEPTH, check_filters, check_metadata, parse_json
+from .kb_search import FILTER_DEPTH, MAX_QUERY, META_DEPTH, check_filters, check_metadata, parse_json
 from .options import empty_kb_note, parse_filters
 from .sources import SourceNames, public_filters, public_hit
 
@@ -355,7 +355,7 @@ async def delete_document(request:Request, source:str=Query(..., min_length=1, m
 
 # %% ../../nbs/rag/39b_documents.ipynb #1258b9d6
 @router.get("/kb/search", summary="Ranked passages with their citations")
-async def search(request:Request, q:str=Query(..., min_length=1, max_length=2000),
+async def search(request:Request, q:str=Query(..., min_length=1, max_length=MAX_QUERY),
                  mode:str=Query("hybrid", pattern="^(keyword|semantic|hybrid)$"), k:int=Query(5, ge=1, le=50),
                  filter:Optional[list[str]]=Query(None, description="as `rag search --filter`, repeatable: "
                                                   'team=payments, year>=2023, tags=a,b; or JSON: {"team": "payments"}')):

@@ -11,6 +11,7 @@ from typing import Any, Callable, Optional, Sequence
 from ..core.guards import printable
 from ..core.page import COLORS, Bar, Cell, Raw, cards, cut, page, range_bars, section, table
 from ..core.settings import redact
+from .kb_search import MAX_QUERY
 from .rules import PATTERN_CHOICES
 
 # %% auto #0
@@ -39,7 +40,7 @@ class Question:
     sources: list[str] = field(default_factory=list)  # the knowledge base's sources that `relevant` names
 
 EXAMPLE = '{"question": "What is a circuit breaker?", "relevant": ["circuit-breakers.md"]}'
-MAX_QUESTION = 2000  # characters in one question
+MAX_QUESTION = MAX_QUERY  # characters in one question: each is a search query
 
 # %% ../../nbs/rag/37b_eval.ipynb #3b9b0c8e
 def _question(n:int, text:str) -> Question | str:

@@ -114,8 +114,8 @@ class KnowledgeBase(Protocol):
     def missing_vectors(self, limit:int=256) -> list[tuple[int, str]]:
         "(id, text) of up to `limit` chunks without a vector (built while semantic search was off), by id."
     def set_vectors(self, pairs:Sequence[tuple[int, Sequence[float]]]) -> None: "Store (chunk id, vector) pairs."
-    def _cached(self, model:str, keys:Sequence[str]) -> dict: "`{text hash: vector}` cached for `model` among `keys`."
-    def _cache(self, model:str, vectors:dict) -> None: "Cache `{text hash: vector}` for `model`."
+    def _read_cache(self, model:str, keys:Sequence[str]) -> dict: "`{text hash: vector}` cached for `model` among `keys`."
+    def _write_cache(self, model:str, vectors:dict) -> None: "Cache `{text hash: vector}` for `model`."
     # writes
     def write_documents(self, items:Iterable[tuple]) -> dict:
         "Replace (doc, chunks, vectors) triples in one transaction; `{source: exception}` for any that failed."
@@ -267,12 +267,12 @@ def embed(self:KnowledgeBase, texts:Sequence[str], # the texts to embed
     if self.embeddings is None or not texts: return None
     model = embedding_name(self.embeddings)
     keys = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
-    have = self._cached(model, sorted(set(keys)))
+    have = self._read_cache(model, sorted(set(keys)))
     todo = [(h, t) for h, t in dict(zip(keys, texts)).items() if h not in have]
     for j in range(0, len(todo), batch):
         part = todo[j:j + batch]
         new = dict(zip([h for h, _ in part], self.embeddings.embed_documents([t for _, t in part])))
-        self._cache(model, new); have.update(new)
+        self._write_cache(model, new); have.update(new)
     return [have[h] for h in keys]
 
 # %% ../../nbs/rag/30_kb_base.ipynb #a0307a6e

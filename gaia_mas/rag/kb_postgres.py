@@ -345,13 +345,13 @@ def set_vectors(self:PostgresKB, pairs:Sequence[tuple[int, Sequence[float]]]) ->
 
 # %% ../../nbs/rag/30c_kb_postgres.ipynb #6c504bfe
 @patch
-def _cached(self:PostgresKB, model:str, keys:Sequence[str]) -> dict:
+def _read_cache(self:PostgresKB, model:str, keys:Sequence[str]) -> dict:
     recs = self._q("select text_hash, vector from embed_cache where model=%s and text_hash = any(%s)",
                    (model, list(keys)))
     return {h: list(v) for h, v in recs}
 
 @patch
-def _cache(self:PostgresKB, model:str, vectors:dict) -> None:
+def _write_cache(self:PostgresKB, model:str, vectors:dict) -> None:
     with self._write() as cur:
         cur.executemany("insert into embed_cache values (%s,%s,%s) on conflict do nothing",
                         [(model, h, list(v)) for h, v in vectors.items()])

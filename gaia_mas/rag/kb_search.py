@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 # %% auto #0
-__all__ = ['MODES', 'WORD', 'STOP_WORDS', 'OPS', 'FIELD', 'FILTER_DEPTH', 'FILTER_CHARS', 'META_DEPTH', 'META_CHARS',
+__all__ = ['MODES', 'WORD', 'STOP_WORDS', 'OPS', 'FIELD', 'FILTER_DEPTH', 'FILTER_CHARS', 'MAX_QUERY', 'META_DEPTH', 'META_CHARS',
            'LITERAL_DEPTH', 'Hit', 'Hits', 'citation_for', 'query_terms', 'check_json', 'json_depth', 'parse_json',
            'check_filters', 'normalize_filters', 'check_metadata', 'rrf', 'hybrid', 'dedupe', 'spread']
 
@@ -112,6 +112,7 @@ def parse_json(text:str, # JSON from a request or a command line
 OPS = ("eq", "in", "gte", "gt", "lte", "lt", "prefix")
 FIELD = re.compile(r"^[A-Za-z_][\w.-]{0,63}$")  # a metadata field name a filter may use
 FILTER_DEPTH, FILTER_CHARS = 3, 10_000  # {field: {operator: [values]}}, and its size as JSON
+MAX_QUERY = 2000  # characters in a search query (the service's /kb/search, rag eval's golden questions)
 _LISTS = (list, tuple, set, frozenset)
 
 def _check_condition(f:str, op:str, v:Any) -> None:

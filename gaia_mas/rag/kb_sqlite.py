@@ -313,7 +313,7 @@ def set_vectors(self:SQLiteKB, pairs:Sequence[tuple[int, Sequence[float]]]) -> N
 
 # %% ../../nbs/rag/30b_kb_sqlite.ipynb #cc92283e
 @patch
-def _cached(self:SQLiteKB, model:str, keys:Sequence[str]) -> dict:
+def _read_cache(self:SQLiteKB, model:str, keys:Sequence[str]) -> dict:
     out = {}
     for j in range(0, len(keys), 500):
         part = keys[j:j + 500]
@@ -322,7 +322,7 @@ def _cached(self:SQLiteKB, model:str, keys:Sequence[str]) -> dict:
     return out
 
 @patch
-def _cache(self:SQLiteKB, model:str, vectors:dict) -> None:
+def _write_cache(self:SQLiteKB, model:str, vectors:dict) -> None:
     with self._write() as db:
         db.executemany("insert or replace into embed_cache values (?,?,?)",
                        [(model, h, _blob(v)) for h, v in vectors.items()])

@@ -1,10 +1,11 @@
 """Fixtures of the RAG tests: a real PostgreSQL server for the session, and a fresh knowledge base URL per test,
 parametrized so that every knowledge-base test runs against SQLite and against PostgreSQL."""
-import itertools, os, sys
+import itertools, os, shutil, sys
 from pathlib import Path
 import pytest
 
 from gaia_mas.core.pg_server import fresh_database, pg_missing, postgres_server
+from gaia_mas.rag.ingest import sample_dir
 
 _n = itertools.count()
 
@@ -28,3 +29,14 @@ def kb_url(request, tmp_path):
 def no_openai(monkeypatch):
     "No OpenAI key and no embedding preference in the environment."
     for k in ("OPENAI_API_KEY", "GAIA_MAS_EMBEDDINGS", "GAIA_MAS_KB"): monkeypatch.delenv(k, raising=False)
+
+
+@pytest.fixture
+def docs(tmp_path):
+    "A private copy of part of the sample collection: Markdown, HTML, PDF and Word, two with metadata beside them."
+    d = tmp_path/"docs"; d.mkdir()
+    for name in ["circuit-breakers.md", "load-balancing.md", "retry-storms.html", "timeout-budgets.pdf",
+                 "timeout-budgets.pdf.meta.json", "outlier-detection.docx", "outlier-detection.docx.meta.json",
+                 "rate-limiting.md", "idempotency.md"]:
+        shutil.copy(sample_dir()/"docs"/name, d/name)
+    return d

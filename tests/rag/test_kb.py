@@ -16,16 +16,6 @@ class CountingEmbeddings(HashEmbeddings):
     def embed_documents(self, texts): self.n += len(texts); return super().embed_documents(texts)
 
 
-@pytest.fixture
-def docs(tmp_path):
-    "A private copy of part of the sample collection."
-    d = tmp_path/"docs"; d.mkdir()
-    for name in ["circuit-breakers.md", "load-balancing.md", "retry-storms.html", "timeout-budgets.pdf", "timeout-budgets.pdf.meta.json",
-                 "outlier-detection.docx", "outlier-detection.docx.meta.json", "rate-limiting.md", "idempotency.md"]:
-        shutil.copy(DOCS/name, d/name)
-    return d
-
-
 def test_ingest_and_search_every_mode(kb_url, docs):
     with open_kb(kb_url, HashEmbeddings(64)) as kb:
         rep = ingest(kb, [docs], meta={"collection": "test"})

@@ -1,22 +1,9 @@
 """The SQLite engine's own behaviour: readers beside a writer in other threads and processes."""
-import shutil, threading
+import threading
 import pytest
 from gaia_mas.rag.kb import HashEmbeddings, open_kb
 from gaia_mas.rag.kb_sqlite import SQLiteKB, sqlite_module
-from gaia_mas.rag.ingest import ingest, sample_dir
-
-DOCS = sample_dir()/"docs"
-
-
-@pytest.fixture
-def docs(tmp_path):
-    "A private copy of part of the sample collection."
-    d = tmp_path/"docs"; d.mkdir()
-    for name in ["circuit-breakers.md", "load-balancing.md", "retry-storms.html", "timeout-budgets.pdf", "timeout-budgets.pdf.meta.json",
-                 "outlier-detection.docx", "outlier-detection.docx.meta.json", "rate-limiting.md", "idempotency.md"]:
-        shutil.copy(DOCS/name, d/name)
-    return d
-
+from gaia_mas.rag.ingest import ingest
 
 def test_concurrent_readers_while_ingesting(tmp_path, docs):
     url = f"sqlite:///{tmp_path/'kb.sqlite'}"
