@@ -74,7 +74,7 @@ def _open(args, create:bool=False):
 def _no_embedder_note(args:argparse.Namespace, kb) -> None:
     "Say so when the embedder asked for is not available here, and how to get the vectors."
     want = getattr(args, "embeddings", None) or os.environ.get("GAIA_MAS_EMBEDDINGS")
-    if kb.embeddings is None and want not in (None, "none"):
+    if want not in (None, "none") and kb.embeddings is None:
         print(f"gaia-mas: no embedder for {want!r} here: give its server with --embeddings-url (or "
               "GAIA_MAS_EMBEDDINGS_BASE_URL), or set OPENAI_API_KEY for an OpenAI model; the text is stored, "
               "so keyword search works, and `gaia-mas rag embed` adds the vectors later", file=sys.stderr)

@@ -6,13 +6,12 @@
 from __future__ import annotations
 from pathlib import Path
 from typing import Optional
-from langchain_core.embeddings import Embeddings
 from ..core.guards import refuse_foreign_sqlite
 from ..core.settings import redact
 from .kb_search import (FILTER_CHARS, FILTER_DEPTH, LITERAL_DEPTH, META_CHARS, META_DEPTH, MODES, OPS, Hit,
                                     Hits, check_filters, check_metadata, citation_for, dedupe, hybrid,
                                     normalize_filters, parse_json, query_terms, rrf, spread)
-from .kb_base import (ENGINE_METHODS, QUERY_VECTORS, HashEmbeddings, KnowledgeBase, SemanticSearchOff,
+from .kb_base import (ENGINE_METHODS, QUERY_VECTORS, Embedder, HashEmbeddings, KnowledgeBase, SemanticSearchOff,
                                   cached_query_vector, default_embeddings, embedding_name)
 from .kb_sqlite import SQLiteKB, sqlite_module, sqlite_where
 from .kb_postgres import COMMON_TERM, PRUNE_MIN_CHUNKS, PostgresKB, pg_where
@@ -20,21 +19,21 @@ from .kb_postgres import COMMON_TERM, PRUNE_MIN_CHUNKS, PostgresKB, pg_where
 # %% auto #0
 __all__ = ['open_kb', 'FILTER_CHARS', 'FILTER_DEPTH', 'LITERAL_DEPTH', 'META_CHARS', 'META_DEPTH', 'MODES', 'OPS', 'Hit', 'Hits',
            'check_filters', 'check_metadata', 'citation_for', 'dedupe', 'hybrid', 'normalize_filters', 'parse_json',
-           'query_terms', 'rrf', 'spread', 'ENGINE_METHODS', 'QUERY_VECTORS', 'HashEmbeddings', 'KnowledgeBase',
-           'SemanticSearchOff', 'cached_query_vector', 'default_embeddings', 'embedding_name', 'SQLiteKB',
-           'sqlite_module', 'sqlite_where', 'COMMON_TERM', 'PRUNE_MIN_CHUNKS', 'PostgresKB', 'pg_where']
+           'query_terms', 'rrf', 'spread', 'ENGINE_METHODS', 'QUERY_VECTORS', 'Embedder', 'HashEmbeddings',
+           'KnowledgeBase', 'SemanticSearchOff', 'cached_query_vector', 'default_embeddings', 'embedding_name',
+           'SQLiteKB', 'sqlite_module', 'sqlite_where', 'COMMON_TERM', 'PRUNE_MIN_CHUNKS', 'PostgresKB', 'pg_where']
 
 # %% ../../nbs/rag/30_kb.ipynb #ec497e0f
 _all_ = ["FILTER_CHARS", "FILTER_DEPTH", "LITERAL_DEPTH", "META_CHARS", "META_DEPTH", "MODES", "OPS", "Hit", "Hits",
          "check_filters", "check_metadata", "citation_for", "dedupe", "hybrid", "normalize_filters", "parse_json",
          "query_terms", "rrf", "spread",
-         "ENGINE_METHODS", "QUERY_VECTORS", "HashEmbeddings", "KnowledgeBase", "SemanticSearchOff",
+         "ENGINE_METHODS", "QUERY_VECTORS", "Embedder", "HashEmbeddings", "KnowledgeBase", "SemanticSearchOff",
          "cached_query_vector", "default_embeddings", "embedding_name", "SQLiteKB", "sqlite_module", "sqlite_where",
          "COMMON_TERM", "PRUNE_MIN_CHUNKS", "PostgresKB", "pg_where"]
 
 # %% ../../nbs/rag/30_kb.ipynb #bddb51e7
 def open_kb(url:str|Path, # sqlite:///path/kb.sqlite, a bare file path, or postgresql://...
-            embeddings:Optional[Embeddings]=None, # the embedder; by default the one that built the knowledge base
+            embeddings:Optional[Embedder]=None, # the embedder; by default the one that built the knowledge base
             create:bool=True, # create a missing SQLite file (False: FileNotFoundError naming the ingest command)
            ) -> KnowledgeBase:
     "The knowledge base at `url`."

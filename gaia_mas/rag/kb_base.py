@@ -5,15 +5,22 @@
 # %% ../../nbs/rag/30_kb_base.ipynb #3c910926
 from __future__ import annotations
 import collections, contextlib, functools, hashlib, math, os, re, threading, time
-from typing import Iterable, Optional, Protocol, Sequence
+from typing import Iterable, Optional, Protocol, Sequence, runtime_checkable
 from fastcore.basics import patch
-from langchain_core.embeddings import Embeddings
 from .kb_search import (LITERAL_DEPTH, MODES, STOP_WORDS, WORD, Hit, Hits, dedupe, hybrid,
                                     normalize_filters, query_terms, spread)
 
 # %% auto #0
-__all__ = ['QUERY_VECTORS', 'ENGINE_METHODS', 'HashEmbeddings', 'embedding_name', 'default_embeddings', 'cached_query_vector',
-           'KnowledgeBase', 'SemanticSearchOff']
+__all__ = ['QUERY_VECTORS', 'ENGINE_METHODS', 'Embedder', 'HashEmbeddings', 'embedding_name', 'default_embeddings',
+           'cached_query_vector', 'KnowledgeBase', 'SemanticSearchOff']
+
+# %% ../../nbs/rag/30_kb_base.ipynb #5d0c1e7a
+@runtime_checkable
+class Embedder(Protocol):
+    "What a knowledge base needs of an embedding model; every LangChain `Embeddings` is one."
+    def embed_documents(self, texts:list[str]) -> list[list[float]]: "One vector per text."
+    def embed_query(self, text:str) -> list[float]: "The vector of a query."
+
 
 # %% ../../nbs/rag/30_kb_base.ipynb #e80e9e97
 @functools.lru_cache(maxsize=200_000)
@@ -23,7 +30,7 @@ def _bucket(feature:str, dim:int) -> tuple[int, float]:
     n = int.from_bytes(d, "little")
     return n % dim, (1.0 if (n >> 63) & 1 else -1.0)
 
-class HashEmbeddings(Embeddings):
+class HashEmbeddings:
     "Deterministic offline embeddings: hashed words and character 4-grams, L2-normalised."
     lexical = True  # vectors of the words themselves: they match no rewording, so hybrid search always fuses
     def __init__(self, dim:int=256): self.dim = dim
@@ -44,13 +51,13 @@ class HashEmbeddings(Embeddings):
     def embed_query(self, text:str) -> list[float]: return self._one(text)
 
 # %% ../../nbs/rag/30_kb_base.ipynb #8544cc6e
-def embedding_name(emb:Optional[Embeddings]) -> Optional[str]:
+def embedding_name(emb:Optional[Embedder]) -> Optional[str]:
     "A stable name for an embedder: 'hash-256', the OpenAI model name, or the class name."
     if emb is None: return None
     return getattr(emb, "model", None) or getattr(emb, "model_name", None) or type(emb).__name__
 
 def default_embeddings(recorded:Optional[str]=None, # the model that built the knowledge base, if any
-                      ) -> Optional[Embeddings]:
+                      ) -> Optional[Embedder]:
     "The embedder for a knowledge base, or None when semantic search has to be off."
     from gaia_mas.rag.embeddings import DEFAULT_MODEL, make_embeddings
     want = recorded or os.environ.get("GAIA_MAS_EMBEDDINGS") or DEFAULT_MODEL
@@ -62,7 +69,7 @@ def default_embeddings(recorded:Optional[str]=None, # the model that built the k
 _QVECS, _QVEC_LOCK, _QVEC_PENDING = collections.OrderedDict(), threading.Lock(), {}
 QUERY_VECTORS = 256  # query vectors kept per process (the latest used)
 
-def cached_query_vector(emb:Embeddings, # the embedder
+def cached_query_vector(emb:Embedder, # the embedder
                         query:str, # the text to embed
                        ) -> list[float]:
     "`emb.embed_query(query)`, remembered; concurrent callers of one query wait for the one that computes it."
@@ -85,7 +92,11 @@ def cached_query_vector(emb:Embeddings, # the embedder
 class KnowledgeBase(Protocol):
     "Documents cut into chunks, with metadata and vectors, searched by keyword, by meaning or both."
     url: str  # sqlite:///path or postgresql://...
-    embeddings: Optional[Embeddings]  # the embedder of chunks and queries; None: semantic search is off
+
+    @functools.cached_property
+    def embeddings(self) -> Optional[Embedder]:
+        "The embedder of chunks and queries, made when first used (None: semantic search is off); assignable."
+        return default_embeddings(self.info("embedding_model"))
 
     def info(self, key:str) -> Optional[str]:
         "A setting of the knowledge base (`embedding_model`, `embedding_dim`, `sample_hash`), or None."

@@ -7,8 +7,7 @@ from __future__ import annotations
 import contextlib, json, logging, struct, threading, time
 from typing import Any, Iterable, Optional, Sequence
 from fastcore.basics import patch
-from langchain_core.embeddings import Embeddings
-from .kb_base import KnowledgeBase, default_embeddings, embedding_name
+from .kb_base import Embedder, KnowledgeBase, embedding_name
 
 # %% auto #0
 __all__ = ['log', 'SCHEMA_LOCK', 'INDEX_LOCK', 'BULK_LOCK', 'COMMON_TERM', 'PRUNE_MIN_CHUNKS', 'pg_where', 'PostgresKB']
@@ -80,7 +79,7 @@ class PostgresKB(KnowledgeBase):
     _bulk: Optional[dict] = None  # the bulk load under way, if any (see `bulk`)
 
     def __init__(self, url:str, # postgresql://user@host:port/db
-                 embeddings:Optional[Embeddings]=None, # the embedder; by default the one that built the knowledge base
+                 embeddings:Optional[Embedder]=None, # the embedder; by default the one that built the knowledge base
                 ):
         try: import psycopg
         except ImportError:
@@ -95,8 +94,7 @@ class PostgresKB(KnowledgeBase):
                and self._q("select pg_try_advisory_xact_lock(%s)", (BULK_LOCK,))[0][0]:  # no bulk load runs
                 log.warning("rebuilding the vector index of %s, dropped by an interrupted bulk load", url)
                 self._vector_index(cur)
-        self.embeddings = embeddings if embeddings is not None else default_embeddings(self.info("embedding_model"))
-        self.check_embedder()
+        if embeddings is not None: self.embeddings = embeddings; self.check_embedder()
 
     @property
     def db(self):

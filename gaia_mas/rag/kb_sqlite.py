@@ -8,8 +8,7 @@ import contextlib, functools, json, struct, threading, time
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 from fastcore.basics import patch
-from langchain_core.embeddings import Embeddings
-from .kb_base import KnowledgeBase, default_embeddings, embedding_name
+from .kb_base import Embedder, KnowledgeBase, embedding_name
 
 # %% auto #0
 __all__ = ['sqlite_module', 'sqlite_where', 'SQLiteKB']
@@ -67,7 +66,7 @@ def sqlite_where(conds:list[tuple[str, str, Any]], # normalised filters
 class SQLiteKB(KnowledgeBase):
     "A knowledge base in one SQLite file: FTS5 for BM25, sqlite-vec for vectors, JSON metadata, WAL for readers."
     def __init__(self, path:str|Path, # the database file (created if missing)
-                 embeddings:Optional[Embeddings]=None, # the embedder; by default the one that built the file
+                 embeddings:Optional[Embedder]=None, # the embedder; by default the one that built the file
                  create:bool=True, # create the file if it does not exist
                 ):
         self.path = Path(path).expanduser(); self.url = f"sqlite:///{self.path}"
@@ -77,8 +76,7 @@ class SQLiteKB(KnowledgeBase):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local, self._lock = threading.local(), threading.Lock()
         if not self._has_table("embed_cache"): self.db.executescript("begin immediate;" + _SQLITE_SCHEMA + "commit;")
-        self.embeddings = embeddings if embeddings is not None else default_embeddings(self.info("embedding_model"))
-        self.check_embedder()
+        if embeddings is not None: self.embeddings = embeddings; self.check_embedder()
 
     @property
     def db(self):

@@ -8,11 +8,10 @@ import asyncio, contextlib, ipaddress, json, logging, os, re
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 from urllib.parse import parse_qsl, urlencode, urlsplit
 from uvicorn.protocols.http.h11_impl import H11Protocol
-from .openai_api import CHAT_BODY, openai_error_body
 
 # %% auto #0
-__all__ = ['log', 'MAX_BODY', 'MAX_HEADER', 'BODY_TIMEOUT', 'HEADER_TIMEOUT', 'KEEP_ALIVE', 'UPLOAD_LIMITS', 'KEY_PARAMS',
-           'Limits', 'WRITES', 'ALLOWED_HOSTS_ENV', 'body_limit', 'error_body', 'send_json', 'BodyLimit',
+__all__ = ['log', 'MAX_BODY', 'MAX_HEADER', 'BODY_TIMEOUT', 'HEADER_TIMEOUT', 'KEEP_ALIVE', 'CHAT_BODY', 'UPLOAD_LIMITS',
+           'KEY_PARAMS', 'Limits', 'WRITES', 'ALLOWED_HOSTS_ENV', 'body_limit', 'error_body', 'send_json', 'BodyLimit',
            'QueryKeyGuard', 'host_name', 'is_loopback', 'host_allowlist', 'env_hosts', 'HostGuard', 'cross_origin',
            'OriginGuard', 'add_browser_guards', 'add_limits', 'SlowClientH11', 'server_options']
 
@@ -23,6 +22,7 @@ MAX_HEADER = 16 * 1024  # bytes of request line plus headers
 BODY_TIMEOUT = 30.0  # seconds for a bounded body to arrive in full
 HEADER_TIMEOUT = 10.0  # seconds for a request's line and headers to arrive
 KEEP_ALIVE = 5  # seconds an idle keep-alive connection is held
+CHAT_BODY = 1_000_000  # bytes in an OpenAI chat request: a whole conversation travels with each question
 # The multipart upload routes bound their own bodies (a per-file limit, streamed to disk), so no global cap here;
 # OpenAI's chat route gets a larger one, since its clients send the whole conversation with each question.
 UPLOAD_LIMITS = {"POST /kb/documents": None, "POST /v1/chat/completions": CHAT_BODY}
@@ -48,7 +48,9 @@ def body_limit(scope:dict, # the ASGI scope
 def error_body(scope:dict, status:int, message:str) -> dict:
     "An error as the route's clients read it: OpenAI's shape under `/v1/`, the service's own elsewhere."
     path = scope.get("path", "")
-    return openai_error_body(status, message, path=path) if path.startswith("/v1/") else {"error": message}
+    if not path.startswith("/v1/"): return {"error": message}
+    from gaia_mas.rag.openai_api import openai_error_body  # the routes' module, loaded by then; see `server_options`
+    return openai_error_body(status, message, path=path)
 
 async def send_json(send:Callable, status:int, body:dict, headers:Optional[list]=None) -> None:
     "Send a whole JSON response through an ASGI `send`."

@@ -18,14 +18,13 @@ from .rules import (PATTERN_CHOICES, SSE_HEADERS, InvalidRequest, check_flag, ch
 from .sessions import count_tokens
 
 # %% auto #0
-__all__ = ['MODELS', 'CHAT_BODY', 'ERROR_TYPES', 'ERROR_CODES', 'HINTS', 'UsageCounter', 'counting_usage', 'ChatMessage',
+__all__ = ['MODELS', 'ERROR_TYPES', 'ERROR_CODES', 'HINTS', 'UsageCounter', 'counting_usage', 'ChatMessage',
            'ChatCompletionRequest', 'ChatError', 'conversation', 'Turn', 'pattern_of', 'read_turn', 'seed', 'forget',
            'clip', 'citations', 'completion', 'ChunkWriter', 'openai_error_body', 'openai_error', 'OpenAIErrors',
            'add_openai_routes']
 
 # %% ../../nbs/rag/39a_openai.ipynb #d378f445
 MODELS = PATTERN_CHOICES  # a client's `model` is the pattern that answers
-CHAT_BODY = 1_000_000  # bytes in a chat request: a whole conversation travels with each question
 
 # %% ../../nbs/rag/39a_openai.ipynb #0e393e8f
 class UsageCounter(TokenCounter):

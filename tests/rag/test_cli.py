@@ -211,14 +211,22 @@ def test_kb_commands_load_no_workflow_agent_or_llm_module(tmp_path, cmd):
     assert rc == 0 and loaded == [], (p.stdout, p.stderr)
 
 
-def test_keyword_search_loads_no_numpy(sample_sqlite):
-    "A keyword search reads SQLite only: neither the embedder nor the vector extension's package (which loads NumPy)."
+MODEL_CODE = ("numpy", "langchain_core", "gaia_mas.rag.embeddings")
+
+
+def test_keyword_search_as_a_new_user_types_it_loads_no_model_code(tmp_path):
+    "After `rag ingest` on the defaults (the built-in embedder), a keyword search reads SQLite only: no embedder, no "
+    "LangChain, no NumPy (the vector extension's package would load it)."
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "LANG": "C.UTF-8", "OPIK_TRACK_DISABLE": "true"}
+    gaia = Path(sys.executable).parent/"gaia-mas"
+    subprocess.run([gaia, "rag", "ingest", str(sample_dir()/"docs")], capture_output=True, timeout=600, env=env,
+                   check=True)
     code = ("import json, sys; from gaia_mas.cli import main; rc = main(sys.argv[1:]); "
-            "print(json.dumps([rc, 'numpy' in sys.modules]))")
-    p = subprocess.run([sys.executable, "-c", code, "rag", "search", "circuit breaker", "--mode", "keyword", "--kb",
-                        sample_sqlite], capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "OPIK_TRACK_DISABLE": "true"})
-    assert json.loads(p.stdout.splitlines()[-1]) == [0, False], (p.stdout[-2000:], p.stderr[-2000:])
+            f"print(json.dumps([rc, [m for m in {MODEL_CODE!r} if m in sys.modules]]))")
+    p = subprocess.run([sys.executable, "-c", code, "rag", "search", "circuit breaker", "--mode", "keyword"],
+                       capture_output=True, text=True, timeout=120, env=env)
+    assert "circuit-breakers.md" in p.stdout, (p.stdout[-2000:], p.stderr[-2000:])
+    assert json.loads(p.stdout.splitlines()[-1]) == [0, []], (p.stdout[-2000:], p.stderr[-2000:])
 
 
 def test_search_prints_code_with_its_indentation(tmp_path, capsys):

@@ -16,7 +16,7 @@ def sample_kb_url():
     return sample_kb().url
 
 @contextlib.contextmanager
-def serve(*args:str, env:dict|None=None, timeout:float=90):
+def serve(*args:str, env:dict|None=None, timeout:float=90, log:list|None=None):
     "Run `gaia-mas serve --provider scripted ARGS` on a free port; yield its base URL once /health answers; stop it."
     port = free_port()
     proc = subprocess.Popen([*SERVE, "--provider", "scripted", "--port", str(port), *args], stdout=subprocess.PIPE,
@@ -33,6 +33,7 @@ def serve(*args:str, env:dict|None=None, timeout:float=90):
         yield url
     finally:
         out = _stop(proc)
+        if log is not None: log.append(out)  # what it printed, for the caller
         assert "Traceback" not in out, out
 
 def _stop(proc) -> str:
@@ -61,6 +62,24 @@ def test_serve_with_two_workers(sample_kb_url, tmp_path):
     with serve("--kb", sample_kb_url, "--sessions", f"sqlite:///{tmp_path}/s.sqlite", "--workers", "2") as url:
         rs = [httpx.post(f"{url}/multiagent/sequential/chat", json={"question": Q, "session_id": f"w{i}"}, timeout=60) for i in range(4)]
         assert [r.status_code for r in rs] == [200] * 4
+
+@contextlib.contextmanager
+def busy_cores():
+    "A process spinning on each core, as on a machine busy with other work."
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 2)]
+    try: yield
+    finally:
+        for p in procs: p.kill(); p.wait()
+
+def test_two_workers_start_on_a_busy_machine(sample_kb_url, tmp_path):
+    "Every core taken: each worker still answers uvicorn's health checks while it starts, so none is killed and restarted."
+    log = []
+    with busy_cores(), serve("--kb", sample_kb_url, "--sessions", f"sqlite:///{tmp_path}/s.sqlite", "--workers", "2",
+                             timeout=240, log=log) as url:
+        rs = [httpx.post(f"{url}/multiagent/sequential/chat", json={"question": Q, "session_id": f"b{i}"}, timeout=120)
+              for i in range(2)]
+        assert [r.status_code for r in rs] == [200] * 2
+    assert "died" not in log[0], log[0][-3000:]
 
 async def _sqlite_conversations(url:str, sessions:int) -> list[dict]:
     "`sessions` conversations of three turns at once, every request on a new connection (so both workers take turns)."
