@@ -6,7 +6,6 @@
 from __future__ import annotations
 import re, string
 from typing import Any, Iterable, Optional
-from ..core.page import cut, pct
 
 # %% auto #0
 __all__ = ['GOLD_KEYS', 'FAILURES', 'COST_FIELDS', 'is_float', 'normalize_number_str', 'split_string', 'normalize_str',
