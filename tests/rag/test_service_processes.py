@@ -79,7 +79,9 @@ def test_two_workers_start_on_a_busy_machine(sample_kb_url, tmp_path):
         rs = [httpx.post(f"{url}/multiagent/sequential/chat", json={"question": Q, "session_id": f"b{i}"}, timeout=120)
               for i in range(2)]
         assert [r.status_code for r in rs] == [200] * 2
-    assert "died" not in log[0], log[0][-3000:]
+    # only up to the stop: a SIGTERM to the whole group can end a worker just before uvicorn's supervisor sees its own
+    started = log[0].split("SIGTERM")[0]
+    assert "Application startup complete" in started and "died" not in started, log[0][-3000:]
 
 async def _sqlite_conversations(url:str, sessions:int) -> list[dict]:
     "`sessions` conversations of three turns at once, every request on a new connection (so both workers take turns)."
