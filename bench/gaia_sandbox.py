@@ -26,7 +26,7 @@ def main(argv=None):
     p.add_argument("--code", default="print(sum(range(1000)))", help="the code each call runs")
     a = p.parse_args(argv)
     os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
-    from gaia_mas.gaia.expert_tools import _bwrap_problem
+    from gaia_mas.gaia.sandbox import _bwrap_problem
     problem = _bwrap_problem(shutil.which("bwrap") or "")
     if problem: sys.exit(f"bubblewrap cannot run here ({problem}); nothing to compare.")
     saved = os.environ.get("GAIA_MAS_SANDBOX")

@@ -34,7 +34,7 @@ NO_KEY_HINT = "For a dry run with no key and no network, add --provider scripted
 def _first_model(configs:dict) -> None:
     "Build the planner's model and check the sandbox, so that a missing key or sandbox stops the command early."
     from gaia_mas.core.llm import MissingAPIKeyError, llm_factory
-    from gaia_mas.gaia.expert_tools import sandbox_mode
+    from gaia_mas.gaia.sandbox import sandbox_mode
     try: llm_factory(configs["planner"])
     except MissingAPIKeyError as e: raise MissingAPIKeyError(f"{e} {NO_KEY_HINT}") from None
     sandbox_mode()  # one line when model-written code would run unisolated; --require-sandbox refuses here

@@ -7,7 +7,7 @@ run without it and say why. Every call here is bounded in time (a thread with a 
 import contextvars, os, threading
 from pathlib import Path
 import pytest
-from gaia_mas.gaia import expert_tools as et
+from gaia_mas.gaia.sandbox import sandbox_mode
 from gaia_mas.gaia.expert_tools import python_repl_tool, python_session
 from gaia_mas.gaia.file_tools import attachment_scope, get_file_tools, read_attachment, text_file_tool
 
@@ -53,7 +53,7 @@ def test_link_out_of_the_task_folder_is_not_mounted_in_the_sandbox(task):
     (task/"data.csv").symlink_to(task.parent/"secret.txt")
     files, seen = sandbox_view(task/"data.csv")
     assert files == [] and seen.startswith("Note: data.csv is not readable here: data.csv is a link to a file outside")
-    if et.sandbox_mode() == "bwrap": assert CANARY not in seen and "FileNotFoundError" in seen
+    if sandbox_mode() == "bwrap": assert CANARY not in seen and "FileNotFoundError" in seen
 
 
 def test_a_link_to_a_file_beside_it_still_reads(task):
