@@ -10,7 +10,8 @@ __all__ = ['log', 'PATTERN_NAMES', 'MAX_CONCURRENCY', 'SESSION_RE', 'ROUTE_HOOKS
            'app_from_env', 'exposure_warning', 'startup_line', 'cmd_serve']
 
 # %% ../../nbs/rag/39_service.ipynb #c2d84efc
-import asyncio, contextlib, functools, gc, inspect, json, logging, os, re, secrets, signal, threading, time, uuid
+import asyncio, contextlib, functools, gc, inspect, json, logging, multiprocessing, os, re, secrets, signal, threading
+import time, uuid
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Literal, Optional
 from fastapi import Depends, FastAPI, HTTPException, Request
@@ -378,22 +379,33 @@ class Lifecycle:
         return not self.busy
 
 # %% ../../nbs/rag/39_service.ipynb #99445c27
+def _supervised() -> bool:
+    "Whether this process is a worker that a supervisor started (uvicorn's `--workers`), not a process of its own."
+    return multiprocessing.parent_process() is not None
+
 @patch
 def on_signals(self:Lifecycle, grace:float, # seconds the requests in flight may take to finish
-               signals:tuple=(signal.SIGTERM, signal.SIGINT)) -> bool:
+               signals:tuple=(signal.SIGTERM, signal.SIGINT), # the signals that stop the process
+               supervised:Optional[bool]=None, # a worker under a supervisor; None: find out
+              ) -> bool:
     "Drain on the first of `signals`, then pass it to the handler ours replaced (uvicorn's); False off the main thread."
     if threading.current_thread() is not threading.main_thread(): return False
-    loop = asyncio.get_running_loop()
+    loop, supervised = asyncio.get_running_loop(), _supervised() if supervised is None else supervised
     for sig in signals:
         before = signal.getsignal(sig)
-        if not callable(before): continue  # the default action: nothing to hand on to
-        def handler(signum, frame, before=before):
-            if self.draining: return before(signum, frame)  # a second signal: stop now
-            self.drain()
-            log.warning("%s: draining; stopping within %gs", signal.Signals(signum).name, grace)
-            loop.call_soon_threadsafe(self._begin_stop, before, signum, grace)
-        signal.signal(sig, handler)
-    return True
+        if callable(before): signal.signal(sig, self._handler(before, grace, loop, supervised))
+    return True  # a signal left to its default action has nothing to hand on to, and is left alone
+
+@patch
+def _handler(self:Lifecycle, before:Callable, grace:float, loop:asyncio.AbstractEventLoop, supervised:bool) -> Callable:
+    "A handler that drains on a first signal and then hands it on; a repeat hands on at once, unless `supervised`."
+    def handle(signum, frame):
+        if self.draining:  # a repeat: stop now; in a worker, the supervisor passing on the stop it already got
+            return None if supervised else before(signum, frame)
+        self.drain()
+        log.warning("%s: draining; stopping within %gs", signal.Signals(signum).name, grace)
+        loop.call_soon_threadsafe(self._begin_stop, before, signum, grace)
+    return handle
 
 @patch
 def _begin_stop(self:Lifecycle, before:Callable, signum:int, grace:float) -> None:

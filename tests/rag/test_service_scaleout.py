@@ -1,7 +1,8 @@
 """The service across processes and hosts, and through failures: a turn sent again with its `Idempotency-Key` runs
 once; a turn that waits too long for its session gets a 409 with `Retry-After`; two hosts on one PostgreSQL (no shared
 folder) run the turns of one session one at a time; upload jobs answer on every worker, and the job of a process
-that died is reported failed; SIGTERM drains: the answer in flight finishes, new requests and /health get a 503."""
+that died is reported failed; SIGTERM drains: the answer in flight finishes, new requests and /health get a 503, also
+when Ctrl+C or systemd signal every process of `serve --workers 2` at once."""
 import asyncio, os, signal, time
 import httpx, pytest
 
@@ -130,3 +131,30 @@ def test_sigterm_drains_then_stops(tmp_path):
     assert refused.status_code == 503 and refused.headers["retry-after"] == "1", refused.text
     assert health.status_code == 503 and health.json()["status"] == "draining"
     assert "Traceback" not in "".join(lines), "".join(lines)[-2000:]
+
+
+def _turn_then_stop(url:str, stop) -> tuple[list, float]:
+    "Stream a turn, call `stop()` while it runs; the turn's events and the seconds it took."
+    async def go():
+        async with httpx.AsyncClient(timeout=120) as c:
+            async def streamed():
+                async with c.stream("POST", f"{url}/multiagent/sequential/chat/stream",
+                                    json={"question": Q, "session_id": "ctrl-c"}) as r:
+                    return [line async for line in r.aiter_lines() if line.startswith("event:")]
+            t0, running = time.monotonic(), asyncio.create_task(streamed())
+            await asyncio.sleep(1)  # the turn is under way
+            stop()
+            return await running, time.monotonic() - t0
+    return asyncio.run(go())
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_stop_sent_to_every_process_still_drains_with_workers(tmp_path, sig):
+    """Ctrl+C in a terminal and systemd's `stop` signal every process of `serve --workers 2` at once: each worker drains,
+    and the supervisor's own signal to it is the same stop, so a turn longer than uvicorn's 5 s shutdown still finishes."""
+    with serve("--kb", f"sqlite:///{tmp_path}/kb.sqlite", "--workers", "2", "--latency", "4", "--grace", "60",
+               env={"HOME": str(tmp_path)}) as (url, proc, lines):
+        events, took = _turn_then_stop(url, lambda: os.killpg(proc.pid, sig))
+        proc.wait(timeout=60)
+    assert took > 9 and events[-1] == "event: answer", (took, events, "".join(lines)[-3000:])
+    assert proc.returncode == 0 and "Traceback" not in "".join(lines), "".join(lines)[-3000:]
