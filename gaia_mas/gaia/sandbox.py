@@ -186,9 +186,10 @@ def _unisolated_line(problem:str) -> str:
 
 _told = []
 def _tell_once(line:str):
-    "Print `line` on the console (standard error) and log it, once per process."
+    "Print `line` on the console (standard error) once per process, and log it where logging is set up."
     if _told: return
-    _told.append(line); log.warning("%s", line); print(line, file=sys.stderr, flush=True)
+    _told.append(line); print(line, file=sys.stderr, flush=True)
+    if log.hasHandlers(): log.warning("%s", line)  # with no handler, logging's last resort would print it again
 
 def sandbox_mode() -> str:
     "How model code runs, 'bwrap' (isolated) or 'process' (unisolated), from `GAIA_MAS_SANDBOX` and what works here."

@@ -2,14 +2,14 @@
 
 Every test is bounded in time (session limits, subprocess time-outs, watchdog threads) and cleans up what it starts.
 """
-import contextvars, json, logging, os, pwd, secrets, shutil, socket, subprocess, sys, tempfile, textwrap, threading, time
-from pathlib import Path
+import contextvars, json, logging, os, secrets, shutil, socket, subprocess, sys, textwrap, threading, time
 import pytest
 from gaia_mas.gaia import sandbox as sb
 from gaia_mas.gaia.sandbox import PythonSession, SandboxError
 from gaia_mas.gaia.expert_tools import python_repl_tool, python_session
 from gaia_mas.core.utils import deadline_scope
 from cli_support import GAIA, newcomer_env
+from as_user import as_user
 
 pytestmark = pytest.mark.security
 
@@ -202,16 +202,18 @@ def test_question_deadline_bounds_the_call(mode):
     with PythonSession(timeout=60) as s, deadline_scope(1.5):
         assert "s and was stopped" in bounded(lambda: s.run("import time; time.sleep(120)"), 30)
 
+FORK_BOMB = ("import os, time\nn = 0\nfor _ in range(5000):\n    try: pid = os.fork()\n    except OSError: break\n"
+             "    if pid == 0: time.sleep(60); os._exit(0)\n    n += 1\nprint(n)")
+
 @pytest.mark.parametrize("m", ["bwrap", "process"])
 def test_fork_bomb_is_bounded(m, monkeypatch):
     "The process limit stops the loop (or, where the kernel counts a shared user, the budget's watch stops the sandbox)."
     if m == "bwrap" and BWRAP_PROBLEM: pytest.skip(f"bubblewrap unavailable: {BWRAP_PROBLEM}")
-    if m == "process" and os.geteuid() == 0: pytest.skip("the kernel exempts root from RLIMIT_NPROC; only bwrap (which drops to nobody) bounds it")
+    if m == "process" and os.geteuid() == 0:  # the kernel exempts root from RLIMIT_NPROC: the test below runs it as a user
+        pytest.skip("the kernel exempts root from RLIMIT_NPROC; only bwrap (which drops to nobody) bounds it")
     monkeypatch.setenv("GAIA_MAS_SANDBOX", m)
-    code = ("import os, time\nn = 0\nfor _ in range(5000):\n    try: pid = os.fork()\n    except OSError: break\n"
-            "    if pid == 0: time.sleep(60); os._exit(0)\n    n += 1\nprint(n)")
     with PythonSession(timeout=30) as s:
-        out = bounded(lambda: s.run(code))
+        out = bounded(lambda: s.run(FORK_BOMB))
         marker = s.marker
         assert (out.isdigit() and int(out) <= 32) or "over the budget of 32" in out, out
     assert wait_for(lambda: not sb._marked(marker), 10)
@@ -265,7 +267,6 @@ def test_fallback_warning_says_why_bwrap_failed(monkeypatch, caplog):
 
 # --- the runner's environment, for a user who is not root ------------------------------------------------------
 
-ROOT = Path(__file__).resolve().parents[2]
 EVERY_ENVIRON = """
 import json, os
 from gaia_mas.gaia.sandbox import PythonSession
@@ -275,40 +276,37 @@ with PythonSession(timeout=60) as s: out, mode = s.run(READ), s.mode
 print(json.dumps({"uid": os.getuid(), "mode": mode, "out": out}))
 """
 
-PROBE = ("import subprocess, sys, gaia_mas.gaia.sandbox\n"
-         "subprocess.run([sys.executable, '-c', ''], check=True)  # the interpreter itself, not just a link to it\n"
-         "print(sys.version_info[:2])")
-
-def as_unprivileged_user(home:Path) -> tuple[list, dict]:
-    "(command, environment) that run Python with gaia_mas as a real user who is not root, `home` theirs; else skip."
-    if os.geteuid(): return [sys.executable], {}
-    if not shutil.which("setpriv"): pytest.skip("root without setpriv (util-linux) cannot become another user")
-    uid = next((u.pw_uid for u in pwd.getpwall() if 1000 <= u.pw_uid < 60000), 65534)
-    os.chown(home, uid, uid)
-    become = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
-    paths = os.pathsep.join([str(ROOT), *(p for p in sys.path if p.endswith(("site-packages", "dist-packages")))])
-    for python, env in [(sys.executable, {}), ("/usr/bin/python3", {"PYTHONPATH": paths})]:
-        probe = subprocess.run([*become, python, "-c", PROBE],
-                               env={"PATH": os.environ["PATH"], "HOME": str(home), **env}, cwd=home,
-                               capture_output=True, text=True, timeout=120)
-        if probe.returncode == 0 and probe.stdout.strip() == str(tuple(sys.version_info[:2])): return [*become, python], env
-    pytest.skip(f"no Python {sys.version_info[0]}.{sys.version_info[1]} here that uid {uid} may run with gaia_mas "
-                "(this one lives in a folder only root may enter)")
-
 def test_no_process_in_the_sandbox_holds_the_runners_keys_for_a_user():
     "Run as a real non-root user (bwrap then makes a user namespace): every environ in the sandbox, bwrap's PID 1 included."
-    home = Path(tempfile.mkdtemp(prefix="gaia_user_"))  # not under tmp_path: only root may enter pytest's folders
-    try:
-        command, env = as_unprivileged_user(home)
-        env = {"PATH": os.environ["PATH"], "HOME": str(home), "OPIK_TRACK_DISABLE": "true", **CANARIES, **env}
-        p = subprocess.run([*command, "-c", EVERY_ENVIRON], env=env, cwd=home, capture_output=True, text=True, timeout=180)
+    with as_user() as (_, run):
+        p = run(["-c", EVERY_ENVIRON], env=CANARIES)
         assert p.returncode == 0, p.stderr[-2000:]
         got = json.loads(p.stdout.strip().splitlines()[-1])
-    finally: shutil.rmtree(home, ignore_errors=True)
     assert got["uid"] != 0
     if got["mode"] != "bwrap": pytest.skip(f"bubblewrap cannot run for uid {got['uid']} here")
     assert "/proc/1/environ 'PATH=" in got["out"], got["out"]  # bwrap's init, readable by the code
     for v in CANARIES.values(): assert v not in got["out"]
+
+FORK_BOMB_AS_USER = """
+import json, os, sys, time
+from gaia_mas.gaia import sandbox
+with sandbox.PythonSession(timeout=30) as s: out, marker, mode = s.run(sys.argv[1]), s.marker, s.mode
+end = time.monotonic() + 10
+while sandbox._marked(marker) and time.monotonic() < end: time.sleep(0.05)
+print(json.dumps({"uid": os.getuid(), "mode": mode, "out": out, "left": len(sandbox._marked(marker))}))
+"""
+
+def test_fork_bomb_is_bounded_for_a_user_without_bubblewrap():
+    "A user who is not root, in the unisolated fallback: the process limit counts their processes and stops the loop."
+    with as_user() as (_, run):
+        p = run(["-c", FORK_BOMB_AS_USER, FORK_BOMB], env={"GAIA_MAS_SANDBOX": "process"})
+        assert p.returncode == 0, p.stderr[-2000:]
+        got = json.loads(p.stdout.strip().splitlines()[-1])
+    assert got["uid"] != 0 and got["mode"] == "process", got
+    assert (got["out"].isdigit() and int(got["out"]) <= 32) or "over the budget of 32" in got["out"], got
+    assert got["left"] == 0, got  # every child the loop made is gone
+    assert p.stderr.count("UNISOLATED") == 1, p.stderr  # said once, also in a script that set up no logging
+    assert subprocess.run(["true"], timeout=10).returncode == 0  # the runner can still start processes
 
 # --- one budget for the whole sandbox ----------------------------------------------------------------------------
 

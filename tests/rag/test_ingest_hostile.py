@@ -4,6 +4,7 @@ import json, os, sqlite3, zipfile
 from pathlib import Path
 import pytest
 
+from as_user import as_user
 from rag_serve import run_measured
 
 pytestmark = pytest.mark.security
@@ -128,13 +129,16 @@ def test_symlinks_leaving_the_tree_are_refused_and_reported(tmp_path):
     db.close()
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every folder")
 def test_unreadable_folders_are_reported(tmp_path):
-    d = tmp_path/"docs"; (d/"locked").mkdir(parents=True); (d/"locked"/"a.md").write_text("# A\n\nx\n"); (d/"ok.md").write_text("# Ok\n\nx\n")
-    (d/"locked").chmod(0)
-    try: p, _, _ = ingest(tmp_path, d)
-    finally: (d/"locked").chmod(0o755)
-    assert "locked" in p.stderr and "cannot read this folder" in p.stderr
+    "As a user who is not root (root reads every folder): a folder they may not read is named, with the reason."
+    with as_user() as (home, run):
+        d = home/"docs"; (d/"locked").mkdir(parents=True); (d/"locked"/"a.md").write_text("# A\n\nx\n")
+        (d/"ok.md").write_text("# Ok\n\nx\n"); (d/"locked").chmod(0)
+        try: p = run(["-c", "import sys; from gaia_mas.cli import main; sys.exit(main())", "rag", "ingest", str(d),
+                      "--kb", f"sqlite:///{home}/kb.sqlite", "--embeddings", "hash", "--no-progress"])
+        finally: (d/"locked").chmod(0o755)
+    assert p.returncode == 0 and "1 added" in p.stdout and "1 skipped" in p.stdout, (p.stdout, p.stderr[-2000:])
+    assert "locked" in p.stderr and "cannot read this folder" in p.stderr, p.stderr[-2000:]
 
 
 def test_unreadable_folders_are_reported_in_process(tmp_path, monkeypatch):
