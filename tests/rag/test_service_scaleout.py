@@ -109,43 +109,35 @@ def test_the_job_of_a_process_that_died_is_reported_failed(tmp_path):
     assert "stopped before it finished" in views[-1]["error"] and "send the files again" in views[-1]["error"]
 
 
+def _turn_then_stop(url:str, stop, under_way:float, probe=None) -> tuple[list, float, object]:
+    "Stream a turn; `under_way` seconds in, call `stop()`, then `probe(client)`; the turn's events, seconds, probe's result."
+    async def go():
+        async with httpx.AsyncClient(timeout=120) as c:
+            async def streamed():
+                async with c.stream("POST", f"{url}/multiagent/sequential/chat/stream",
+                                    json={"question": Q, "session_id": "drain"}) as r:
+                    return [line async for line in r.aiter_lines() if line.startswith("event:")]
+            t0, running = time.monotonic(), asyncio.create_task(streamed())
+            await asyncio.sleep(under_way)
+            stop()
+            seen = await probe(c) if probe else None
+            return await running, time.monotonic() - t0, seen
+    return asyncio.run(go())
+
+
 def test_sigterm_drains_then_stops(tmp_path):
     with serve("--kb", f"sqlite:///{tmp_path}/kb.sqlite", "--latency", "0.4", "--grace", "30",
                env={"HOME": str(tmp_path)}) as (url, proc, lines):
-        async def go():
-            async with httpx.AsyncClient(timeout=60) as c:
-                async def streamed():
-                    async with c.stream("POST", f"{url}/multiagent/sequential/chat/stream",
-                                        json={"question": Q, "session_id": "drain"}) as r:
-                        return [line async for line in r.aiter_lines() if line.startswith("event:")]
-                running = asyncio.create_task(streamed())
-                await asyncio.sleep(0.5)  # the turn is under way
-                proc.send_signal(signal.SIGTERM)
-                await asyncio.sleep(0.3)
-                refused, health = await c.post(f"{url}/multiagent/sequential/chat", json={"question": Q}), \
-                                  await c.get(f"{url}/health")
-                return await running, refused, health
-        events, refused, health = asyncio.run(go())
+        async def refused_and_health(c):
+            await asyncio.sleep(0.3)
+            return await c.post(f"{url}/multiagent/sequential/chat", json={"question": Q}), await c.get(f"{url}/health")
+        events, _, (refused, health) = _turn_then_stop(url, lambda: proc.send_signal(signal.SIGTERM), 0.5,
+                                                       refused_and_health)
         proc.wait(timeout=30)
     assert events[-1] == "event: answer", events  # the answer in flight was finished
     assert refused.status_code == 503 and refused.headers["retry-after"] == "1", refused.text
     assert health.status_code == 503 and health.json()["status"] == "draining"
     assert "Traceback" not in "".join(lines), "".join(lines)[-2000:]
-
-
-def _turn_then_stop(url:str, stop) -> tuple[list, float]:
-    "Stream a turn, call `stop()` while it runs; the turn's events and the seconds it took."
-    async def go():
-        async with httpx.AsyncClient(timeout=120) as c:
-            async def streamed():
-                async with c.stream("POST", f"{url}/multiagent/sequential/chat/stream",
-                                    json={"question": Q, "session_id": "ctrl-c"}) as r:
-                    return [line async for line in r.aiter_lines() if line.startswith("event:")]
-            t0, running = time.monotonic(), asyncio.create_task(streamed())
-            await asyncio.sleep(1)  # the turn is under way
-            stop()
-            return await running, time.monotonic() - t0
-    return asyncio.run(go())
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
@@ -154,7 +146,7 @@ def test_a_stop_sent_to_every_process_still_drains_with_workers(tmp_path, sig):
     and the supervisor's own signal to it is the same stop, so a turn longer than uvicorn's 5 s shutdown still finishes."""
     with serve("--kb", f"sqlite:///{tmp_path}/kb.sqlite", "--workers", "2", "--latency", "4", "--grace", "60",
                env={"HOME": str(tmp_path)}) as (url, proc, lines):
-        events, took = _turn_then_stop(url, lambda: os.killpg(proc.pid, sig))
+        events, took, _ = _turn_then_stop(url, lambda: os.killpg(proc.pid, sig), 1)
         proc.wait(timeout=60)
     assert took > 9 and events[-1] == "event: answer", (took, events, "".join(lines)[-3000:])
     assert proc.returncode == 0 and "Traceback" not in "".join(lines), "".join(lines)[-3000:]
