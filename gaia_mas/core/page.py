@@ -39,15 +39,19 @@ def cut(x:Any, # text, or None
 COLORS = ("#3b6fd6", "#e07b39", "#3a9d5d", "#9b4dca", "#c23b5a", "#6b7280")  # one per series, in order
 
 CSS = """body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1d2330;max-width:1200px}
-h1{font-size:22px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #dde}
+h1{font-size:22px;overflow-wrap:break-word}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #dde}
+p,h2,h3{overflow-wrap:break-word}
 .cards{display:flex;flex-wrap:wrap;gap:10px}
-.card{border:1px solid #dde;border-radius:6px;padding:8px 12px;min-width:120px}
+.card{border:1px solid #dde;border-radius:6px;padding:8px 12px;min-width:120px;max-width:100%;box-sizing:border-box}
 .card b{display:block;font-size:20px}.card span{color:#667;font-size:12px}
+.tbl{overflow-x:auto;max-width:100%;-webkit-overflow-scrolling:touch}
 table{border-collapse:collapse;width:100%;font-size:13px}
-th,td{border-bottom:1px solid #eef;padding:4px 6px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
-th{background:#f4f5fa}.wide{min-width:18em}.short{min-width:6em}.num{white-space:nowrap}
+th,td{border-bottom:1px solid #eef;padding:4px 6px;text-align:left;vertical-align:top;overflow-wrap:break-word;
+min-width:3em}
+th{background:#f4f5fa}.wide{min-width:18em}.short{min-width:6em}.num{white-space:nowrap;min-width:0}
 .ok{background:#e5f6e9}.bad{background:#fbe7e7}.fail{background:#fff4d6}
-.sub{color:#667;font-size:11px}svg{max-width:100%;height:auto}"""
+.sub{color:#667;font-size:11px}svg{max-width:100%;height:auto;display:block}
+@media (max-width:600px){body{margin:12px}.wide{min-width:15em}}"""
 
 def page(title:str, # the page's title, also its first heading
          body:Iterable[str], # the parts, as HTML
@@ -92,10 +96,10 @@ class Cell:
 def table(head:Sequence, # the header cells
           rows:Iterable[Sequence], # each row's cells: values or `Cell`s
          ) -> Raw:
-    "A table with one header row."
+    "A table with one header row, in a box of its own that scrolls sideways when the table is wider than the screen."
     cell = lambda x, tag: (x if isinstance(x, Cell) else Cell(x)).html(tag)
     tr = lambda xs, tag: "<tr>" + "".join(cell(x, tag) for x in xs) + "</tr>"
-    return Raw(f"<table>{tr(head, 'th')}{''.join(tr(r, 'td') for r in rows)}</table>")
+    return Raw(f'<div class="tbl"><table>{tr(head, "th")}{"".join(tr(r, "td") for r in rows)}</table></div>')
 
 # %% ../../nbs/core/06_page.ipynb #04690183
 @dataclass
@@ -109,31 +113,33 @@ class Bar:
     title: str = ""
 
 # %% ../../nbs/core/06_page.ipynb #db556408
-def _bar(b:Bar, x0:float, y:float, width:float, h:int=18) -> str:
-    "One bar's rectangle, its range line and its text, at height `y`."
+def _bar(b:Bar, y:float, width:float, h:int=14) -> str:
+    "One bar's text, then its rectangle and range line beneath, from height `y`."
     if b.value is None: return ""
-    out = (f'<rect x="{x0}" y="{y}" width="{b.value * width:.1f}" height="{h}" fill="{esc(b.color)}" opacity="0.75">'
-           f"<title>{esc(b.title)}</title></rect>")
+    out = f'<text x="0" y="{y + 11}">{esc(b.text)}</text>'
+    y += 15
+    out += (f'<rect x="0" y="{y}" width="{b.value * width:.1f}" height="{h}" fill="{esc(b.color)}" opacity="0.75">'
+            f"<title>{esc(b.title)}</title></rect>")
     if b.lo is not None and b.hi is not None:
-        lo, hi, mid = x0 + b.lo * width, x0 + b.hi * width, y + h / 2
-        d = f"M{lo:.1f} {mid}H{hi:.1f}M{lo:.1f} {y + 3}V{y + h - 3}M{hi:.1f} {y + 3}V{y + h - 3}"
+        lo, hi, mid = b.lo * width, b.hi * width, y + h / 2
+        d = f"M{lo:.1f} {mid}H{hi:.1f}M{lo:.1f} {y + 2}V{y + h - 2}M{hi:.1f} {y + 2}V{y + h - 2}"
         out += f'<path d="{d}" stroke="#111" stroke-width="1.5"/>'
-    return out + f'<text x="{x0 + width + 8}" y="{y + 13}">{esc(b.text)}</text>'
+    return out
 
 def range_bars(groups:Sequence[tuple[str, Sequence[Bar]]], # (label, bars) per group
-               width:int=420, # the length of a share of 1
-               label_width:int=90, # room for the group labels
-               text_width:int=320, # room for the text beside the bars
+               width:int=360, # the length of a share of 1
                label:str="bar chart", # what the chart shows, for screen readers
               ) -> Raw:
-    "An inline SVG of bars in labelled groups; each bar's length is its share of `width`."
-    h, gap, y, parts = 18, 4, 10, []
+    "An inline SVG of bars in labelled groups, scaled by its `viewBox`; each bar's length is its share of `width`."
+    y, parts = 4, []
     for name, bars in groups:
-        parts.append(f'<text x="0" y="{y + 13}">{esc(name)}</text>')
-        for b in bars: parts.append(_bar(b, label_width, y, width, h)); y += h + gap
+        parts.append(f'<text x="0" y="{y + 13}" font-weight="600">{esc(name)}</text>'); y += 20
+        for b in bars:
+            if b.value is not None: parts.append(_bar(b, y, width)); y += 35
         y += 8
-    return Raw(f'<svg xmlns="http://www.w3.org/2000/svg" width="{label_width + width + text_width}" '
-               f'height="{y + 10}" font-size="12" role="img" aria-label="{esc(label)}">{"".join(parts)}</svg>')
+    w, h = width + 12, y + 4
+    return Raw(f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
+               f'font-size="12" role="img" aria-label="{esc(label)}">{"".join(parts)}</svg>')
 
 # %% ../../nbs/core/06_page.ipynb #2169bc52
 def nice_top(x:float, # the largest value on the axis
@@ -156,12 +162,12 @@ class Point:
 # %% ../../nbs/core/06_page.ipynb #0a96e6f5
 def _axes(size:int, x0:int, top:float, x_label:str, fmt:Callable) -> list[str]:
     "The axes of a scatter plot with their end labels, x from 0 to `top` and y from 0% to 100%."
-    end = f'<text x="{size + x0 - 40}" y="{size + 28}">{esc(fmt(top))}</text>' if top else ""
+    end = f'<text x="{size + x0}" y="{size + 28}" text-anchor="end">{esc(fmt(top))}</text>' if top else ""
     x_label = x_label if top else f"{x_label}: all {fmt(0)}"
     return [f'<path d="M{x0} 10V{size + 10}H{size + x0}" stroke="#444" fill="none"/>',
             f'<text x="{x0}" y="{size + 28}">{esc(fmt(0))}</text>{end}',
             f'<text x="8" y="{size + 10}">0%</text><text x="8" y="16">100%</text>',
-            f'<text x="{x0 + size / 2 - 30}" y="{size + 42}">{esc(x_label)}</text>']
+            f'<text x="{x0 + size / 2}" y="{size + 44}" text-anchor="middle">{esc(x_label)}</text>']
 
 # %% ../../nbs/core/06_page.ipynb #cd28c4b9
 def scatter(points:Sequence[Point], # the points; those with no x sit at 0
@@ -170,12 +176,16 @@ def scatter(points:Sequence[Point], # the points; those with no x sit at 0
             size:int=260, # the plot's side in pixels
             label:str="scatter plot", # what the chart shows, for screen readers
            ) -> Raw:
-    "An inline SVG: each point at its x (0 to a round end) and y (0% to 100%), its label beside it."
+    "An inline SVG scaled by its `viewBox`: each point at its x (0 to a round end) and y (0% to 100%), a legend below."
     x0, top = 50, nice_top(max((p.x or 0 for p in points), default=0))
-    parts = _axes(size, x0, top, x_label, x_format)
+    parts, y = _axes(size, x0, top, x_label, x_format), size + 56
     for p in points:
-        x, y = x0 + (p.x or 0) / (top or 1) * size, 10 + (1 - p.y) * size
-        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="6" fill="{esc(p.color)}"/>'
-                     f'<text x="{x + 9:.1f}" y="{y + 4:.1f}">{esc(p.label)}</text>')
-    return Raw(f'<svg xmlns="http://www.w3.org/2000/svg" width="{size + 300}" height="{size + 50}" font-size="12" '
-               f'role="img" aria-label="{esc(label)}">{"".join(parts)}</svg>')
+        x, py = x0 + (p.x or 0) / (top or 1) * size, 10 + (1 - p.y) * size
+        parts.append(f'<circle cx="{x:.1f}" cy="{py:.1f}" r="6" fill="{esc(p.color)}" opacity="0.85">'
+                     f"<title>{esc(p.label)}</title></circle>"
+                     f'<circle cx="{x0 + 6}" cy="{y + 8}" r="5" fill="{esc(p.color)}"/>'
+                     f'<text x="{x0 + 16}" y="{y + 12}">{esc(p.label)}</text>')
+        y += 20
+    w, h = size + x0 + 20, y + 6
+    return Raw(f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
+               f'font-size="12" role="img" aria-label="{esc(label)}">{"".join(parts)}</svg>')

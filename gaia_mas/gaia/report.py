@@ -292,7 +292,7 @@ def format_compare(cmp:dict, # from `compare`
     return "\n".join(lines)
 
 # %% ../../nbs/gaia/25a_report.ipynb #fe64d54d
-_CSS = ".fixed{color:#137333;font-weight:600}.broken{color:#b3261e;font-weight:600}"
+_CSS = ".fixed{color:#137333;font-weight:600}.broken{color:#b3261e;font-weight:600}.run{min-width:13em}"  # a repeat's cell
 
 def _usd_card(x:Optional[float]) -> str: return "n/a" if x is None else f"${x:.4f}"
 
@@ -321,7 +321,7 @@ def _level_bar(a:Optional[dict], name:str, i:int, several:bool) -> Bar:
 
 def level_bars(reports:list[dict], # from `build_report`
                names:list[str], # their names
-               width:int=420, # the width of 100%
+               width:int=360, # the width of 100%
               ) -> str:
     "An inline SVG: per level and file, a bar of the mean accuracy and a line from the min to the max repeat."
     levels = sorted({l for r in reports for l in r["by_level"]}, key=lambda l: (l == "None", l))
@@ -354,7 +354,7 @@ def _run_cell(x:dict) -> Cell:
                    f"{p['tool_calls']} tool calls")
     if x.get("votes"): sub.append("votes: " + ", ".join(f"{v['answer']}×{v['count']}" for v in x["votes"]))
     shown = x["answer"] or (x["failure"] or "").replace("_", " ")
-    return Cell(shown, cls, x["error"] or x["failure"] or "right", " · ".join(sub))
+    return Cell(shown, " ".join(filter(None, ["run", cls])), x["error"] or x["failure"] or "right", " · ".join(sub))
 
 def question_table(report:dict, # from `build_report`
                   ) -> str:
@@ -362,7 +362,7 @@ def question_table(report:dict, # from `build_report`
     k = report["repeats"]
     num = lambda x: Cell(x, "num")
     head = [*map(num, ("task", "level")), Cell("question", "wide"), Cell("gold", "short"),
-            *(f"repeat {r}" for r in range(k)), *map(num, ("right", "agree"))]
+            *(Cell(f"repeat {r}", "run") for r in range(k)), *map(num, ("right", "agree"))]
     rows = [[num(cut(q["task_id"], 12)), num(q["level"]), Cell(cut(q["question"], 300), "wide", q["question"]),
              Cell(q["gold"], "short"), *(_run_cell(x) for x in q["runs"]), num(f"{q['correct']}/{k}"),
              num(f"{q['agreement']:.0%}")] for q in report["questions"]]

@@ -4,11 +4,12 @@
 
 # %% ../../nbs/rag/30_kb_base.ipynb #3c910926
 from __future__ import annotations
-import collections, contextlib, functools, hashlib, math, os, re, threading, time
+import collections, contextlib, functools, hashlib, math, os, posixpath, re, threading, time
 from typing import Iterable, Optional, Protocol, Sequence, runtime_checkable
 from fastcore.basics import patch
 from .kb_search import (LITERAL_DEPTH, MODES, STOP_WORDS, WORD, Hit, Hits, dedupe, hybrid,
-                                    normalize_filters, query_terms, spread)
+                                    normalize_filters, query_terms, relabel, spread, unique_names)
+from .sources import SourceNames
 
 # %% auto #0
 __all__ = ['QUERY_VECTORS', 'ENGINE_METHODS', 'Embedder', 'HashEmbeddings', 'embedding_name', 'default_embeddings',
@@ -238,9 +239,11 @@ def _spread(self:KnowledgeBase, scored:Sequence[tuple[int, float]], k:int) -> li
 
 @patch
 def _hits(self:KnowledgeBase, scored:Sequence[tuple[int, float]]) -> list[Hit]:
-    "The hits of (id, score) pairs, in their order, read in one query."
+    "The hits of (id, score) pairs, in their order, read in one query; two sources never share a citation."
     rows = self.rows([i for i, _ in scored])
-    return [Hit(rows[i]["text"], s, rows[i]["metadata"].get("source", ""), rows[i]["metadata"], rows[i]["citation"], i)
+    names = self.label_names() if rows else {}
+    src = lambda r: r["metadata"].get("source", "")
+    return [Hit(rows[i]["text"], s, src(rows[i]), rows[i]["metadata"], relabel(rows[i]["citation"], src(rows[i]), names), i)
             for i, s in scored if i in rows]
 
 @patch
@@ -260,6 +263,26 @@ def filter_search(self:KnowledgeBase, filters:dict, # metadata conditions
     with self._snapshot():
         hits = self._hits([(i, 1.0) for i in self._filtered(k, normalize_filters(filters, self.fields()))])
     return Hits(hits, [] if hits else [f"no passages have metadata matching {filters}"])
+
+# %% ../../nbs/rag/30_kb_base.ipynb #be5cc784
+@patch
+def label_names(self:KnowledgeBase) -> dict[str, str]:
+    "{stored source: the name its citations give}, for the sources whose file name another source shares."
+    public = SourceNames.of(self)
+    pub = {s: public.public(s) for s in self.sources()}
+    uniq = unique_names(pub.values())
+    return {s: uniq[p] for s, p in pub.items() if p in uniq}
+
+@patch
+def cited_label(self:KnowledgeBase, label:str, # a citation as the hits give it
+                limit:int=200) -> list[tuple[str, dict]]:
+    "(source, metadata) of up to `limit` chunks `label` names, a label with a longer name read as its source's."
+    names = self.label_names()
+    for src, name in sorted(names.items(), key=lambda kv: -len(kv[1])):
+        if label == name or label.startswith(name + " "):
+            stored = posixpath.basename(src) + label[len(name):]
+            return [r for r in self.cited(stored, limit * 10) if r[0] == src][:limit]
+    return [r for r in self.cited(label, limit) if r[0] not in names] or self.cited(label, limit)
 
 # %% ../../nbs/rag/30_kb_base.ipynb #2719fa16
 @patch

@@ -4,15 +4,16 @@
 
 # %% ../../nbs/rag/30_kb_search.ipynb #52ceff7f
 from __future__ import annotations
-import itertools, json, math, re
+import collections, itertools, json, math, posixpath, re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 # %% auto #0
 __all__ = ['MODES', 'WORD', 'STOP_WORDS', 'OPS', 'FIELD', 'FILTER_DEPTH', 'FILTER_CHARS', 'MAX_QUERY', 'META_DEPTH', 'META_CHARS',
-           'LITERAL_DEPTH', 'Hit', 'Hits', 'citation_for', 'query_terms', 'check_json', 'json_depth', 'parse_json',
-           'check_filters', 'normalize_filters', 'check_metadata', 'rrf', 'hybrid', 'dedupe', 'spread']
+           'LITERAL_DEPTH', 'Hit', 'Hits', 'citation_for', 'unique_names', 'relabel', 'query_terms', 'check_json',
+           'json_depth', 'parse_json', 'check_filters', 'normalize_filters', 'check_metadata', 'rrf', 'hybrid',
+           'dedupe', 'spread']
 
 # %% ../../nbs/rag/30_kb_search.ipynb #95bbccc8
 @dataclass
@@ -41,6 +42,29 @@ def citation_for(meta:dict, # a chunk's metadata: source, section, page
     name = Path(meta.get("source", "?")).name
     if meta.get("section"): return f"{name} § {meta['section']}"
     return f"{name} p. {meta['page']}" if meta.get("page") else name
+
+# %% ../../nbs/rag/30_kb_search.ipynb #8a383458
+def unique_names(names:Iterable[str], # the sources' names, e.g. `manual/sub/index.html`
+                ) -> dict[str, str]:
+    "{name: its shortest end no other name shares}, for the names whose file name another name has too."
+    parts = {n: n.strip("/").split("/") for n in set(names)}
+    by_file = collections.defaultdict(list)
+    for n, p in parts.items(): by_file[p[-1]].append(n)
+    out = {}
+    for group in (g for g in by_file.values() if len(g) > 1):
+        for n in group:
+            p, others = parts[n], [parts[o] for o in group if o != n]
+            k = next((k for k in range(2, len(p) + 1) if all(o[-k:] != p[-k:] for o in others)), len(p))
+            out[n] = "/".join(p[-k:])
+    return out
+
+def relabel(citation:str, # a citation as stored: 'index.html § Intro'
+            source:str, # the source it cites
+            names:dict[str, str], # {source: its unique name}, from `unique_names`
+           ) -> str:
+    "`citation` with its file name replaced by the source's unique name (unchanged when it has none)."
+    base, new = posixpath.basename(source), names.get(source)
+    return new + citation[len(base):] if new and citation.startswith(base) else citation
 
 # %% ../../nbs/rag/30_kb_search.ipynb #1c75ffb6
 MODES = ("keyword", "semantic", "hybrid")
