@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio, json, logging, re, shutil, tempfile, time, zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
-from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from typing import Any, Callable, Iterable, Optional
+from fastapi import APIRouter, Depends, FastAPI, Path as PathParam, Query, Request
 from fastapi.responses import JSONResponse
 from ..core.guards import UnsafeDocument, check_office
 from .ingest import SUPPORTED, chunk_bounded, embed_text
@@ -21,11 +21,11 @@ from .sources import SourceNames, public_filters, public_hit
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'MAX_UPLOAD_MB', 'MAX_FILES', 'UPLOAD_TIMEOUT', 'ZIP_TYPES', 'PASSAGE_CHARS', 'router', 'safe_name',
-           'upload_problem', 'UploadRefused', 'Upload', 'read_uploads', 'parse_meta_fields', 'store_upload',
-           'cited_passage', 'list_documents', 'citation_details', 'public_documents', 'public_citations', 'wants_job',
-           'job_store', 'start_job', 'post_documents', 'get_job', 'get_documents', 'delete_document', 'search',
-           'add_document_routes']
+__all__ = ['log', 'MAX_UPLOAD_MB', 'MAX_FILES', 'UPLOAD_TIMEOUT', 'ZIP_TYPES', 'PASSAGE_CHARS', 'router', 'MAX_DOC_CHUNKS',
+           'safe_name', 'upload_problem', 'UploadRefused', 'Upload', 'read_uploads', 'parse_meta_fields',
+           'store_upload', 'merge_chunks', 'cited_passage', 'list_documents', 'citation_details', 'public_documents',
+           'public_citations', 'wants_job', 'job_store', 'start_job', 'post_documents', 'get_job', 'get_documents',
+           'delete_document', 'document_text', 'get_document', 'search', 'add_document_routes']
 
 # %% ../../nbs/rag/39b_documents.ipynb #918b25d0
 MAX_UPLOAD_MB = 25  # per file, by default
@@ -196,12 +196,26 @@ def store_upload(kb:Any, # the knowledge base
 # %% ../../nbs/rag/39b_documents.ipynb #20e8257f
 PASSAGE_CHARS = 1200  # characters of cited text shown with a citation
 
+def merge_chunks(pieces:Iterable[tuple[Optional[int], str]], # (offset in the document, text) per chunk, in order
+                 pad:bool=False, # fill the gaps between chunks, so each keeps its offset in the result
+                ) -> str:
+    "The chunks' text with what neighbours share said once; a blank line between chunks that do not meet."
+    out, end = "", 0
+    for start, text in pieces:
+        if start is None: out += ("\n\n" if out else "") + text; continue
+        if start < end: out += text[end - start:]
+        elif pad: out += ("\n" if start - end > 1 else " ") * (start - end) + text
+        else: out += ("\n\n" if out else "") + text
+        end = max(end, start + len(text))
+    return out
+
 def cited_passage(kb:Any, # the knowledge base
                   d:dict, # a citation's label, source, section and page
                  ) -> Optional[str]:
-    "The text of the chunks a citation names, in document order, cut to `PASSAGE_CHARS`."
+    "The text of the chunks a citation names, in document order, their overlaps once, cut to `PASSAGE_CHARS`."
     where = {k: d[k] for k in ("source", "section", "page") if d.get(k) is not None}
-    text = "\n\n".join(h.text for h in kb.filter_search(where, k=20) if h.citation == d["citation"])
+    hits = [h for h in kb.filter_search(where, k=20) if h.citation == d["citation"]]
+    text = merge_chunks((h.metadata.get("start"), h.text) for h in hits)
     return (text[:PASSAGE_CHARS] + ("…" if len(text) > PASSAGE_CHARS else "")) or None
 
 # %% ../../nbs/rag/39b_documents.ipynb #2e2089e0
@@ -221,7 +235,7 @@ def citation_details(kb:Any, # the knowledge base the answer came from (None: la
     out = []
     for c in citations:
         d = {"citation": c}
-        rows = kb.cited(c) if kb is not None and c else []
+        rows = kb.cited_label(c) if kb is not None and c else []
         if rows:
             src = rows[0][0]; ms = [m for s, m in rows if s == src]
             starts, ends = [m["start"] for m in ms if "start" in m], [m["end"] for m in ms if "end" in m]
@@ -352,6 +366,30 @@ async def delete_document(request:Request, source:str=Query(..., min_length=1, m
         return JSONResponse({"error": f"{len(found)} documents are named {source!r}: remove them on the server with "
                                       "`gaia-mas rag rm PATH`"}, 409)
     return {"removed": [names.public(s) for s in await asyncio.to_thread(kb.remove, found[0])]}
+
+# %% ../../nbs/rag/39b_documents.ipynb #0da9a782
+MAX_DOC_CHUNKS = 5000  # the most chunks of one document served as its text
+
+def document_text(kb:Any, # the knowledge base
+                  stored:str, # the document's source as stored
+                  names:SourceNames) -> dict:
+    "The document's title, type and text, put together from its chunks at their offsets, what they share once."
+    hits = kb.filter_search({"source": stored}, k=MAX_DOC_CHUNKS)
+    meta = hits[0].metadata if hits else {}
+    text = merge_chunks(((h.metadata.get("start"), h.text) for h in hits), pad=True)
+    return {"source": names.public(stored), "title": meta.get("title"), "filetype": meta.get("filetype"),
+            "chunks": len(hits), "text": text}
+
+@router.get("/kb/documents/{source:path}", summary="One document's stored text, by its source as listed")
+async def get_document(request:Request, source:str=PathParam(..., max_length=1000)):
+    try: kb = _kb(request)
+    except UploadRefused as e: return _fail(request, e)
+    names = SourceNames.of(kb)
+    found = names.stored(source, await asyncio.to_thread(kb.sources))
+    if len(found) != 1:
+        why = f"{len(found)} documents are named" if found else "no document has the source"
+        return JSONResponse({"error": f"{why} {source!r}: list them with GET /kb/documents"}, 409 if found else 404)
+    return await asyncio.to_thread(document_text, kb, found[0], names)
 
 # %% ../../nbs/rag/39b_documents.ipynb #1258b9d6
 @router.get("/kb/search", summary="Ranked passages with their citations")

@@ -1,6 +1,6 @@
 """Every HTML page the project writes, in Debian's headless Chromium at a phone's size (390x844, touch) and a desktop's
 (1280x800): the GAIA run report (`gaia-mas report --html`), the retrieval evaluation (`gaia-mas rag eval --html`) and
-the chat page the service serves (with an answer and an opened citation). Each must not scroll sideways, keep every
+the chat page the service serves (with an answer and an opened citation, then the cited document). Each must not scroll sideways, keep every
 table row under 240 px and keep every chart inside the window, its labels apart. With $GAIA_MAS_PAGE_SHOTS set, the
 screenshots are kept in that folder (report_phone.png, eval_desktop.png, chat_phone.png, ...)."""
 import os
@@ -154,7 +154,12 @@ def test_the_chat_page_reads_on_every_screen(browser, server, screen):
     page.locator(".citation summary").first.click()
     page.locator(".citation .passage").first.scroll_into_view_if_needed()
     check(page, "chat", screen)
-    assert not errors, errors
     top = lambda sel: page.locator(sel).first.bounding_box()["y"]
     if screen == "phone":  # one column: the answer, its citations, then the question field, then the steps
         assert top(".msg.assistant") < top("#citations") < top("#question") < top("#steps"), "citations not by the answer"
+    page.locator(".citation[open] .open-doc").first.click()
+    page.wait_for_selector("#doc-text mark", timeout=30_000)
+    box, win = page.locator("#doc").bounding_box(), SCREENS[screen]["viewport"]
+    assert box["x"] >= 0 and box["x"] + box["width"] <= win["width"], box
+    check(page, "chat_document", screen)
+    assert not errors, errors

@@ -1,5 +1,6 @@
 """The chat page in Debian's headless Chromium (Playwright, the system browser: nothing is downloaded), against the real
-service on loopback: type a question, see the answer stream in and a citation appear; upload a document; continue.
+service on loopback: type a question, see the answer stream in and a citation appear; follow a marker to its citation and open the cited
+document at its passage; upload a document; continue.
 On a phone (390x844, touch) and a desktop (1280x800) every control is visible, on top at its centre and usable;
 the screenshots are kept in tests/out/ (or $GAIA_MAS_CHAT_SCREENSHOT's folder)."""
 import os
@@ -131,3 +132,29 @@ def test_an_error_clears_the_old_citations_and_says_what_to_do(page):
     assert page.locator(".citation").count() == 0 and "failed" in page.text_content("#citations")
     shown = page.text_content(".msg.assistant.error")
     assert "API key field" in shown and "Bearer" not in shown, shown
+
+
+def test_a_marker_leads_to_its_citation_and_the_document_opens_at_it(browser, server):
+    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    errors = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(server + "/"); page.fill("#key", KEY); page.dispatch_event("#key", "change")
+    page.select_option("#pattern", "sequential")
+    page.fill("#question", "What is a circuit breaker?"); page.click("#send")
+    page.wait_for_selector(".msg.assistant[data-state=done]", timeout=60_000)
+    markers = page.locator(".msg.assistant a.marker")
+    assert markers.count() >= 1, page.text_content(".msg.assistant")
+    last = markers.nth(markers.count() - 1); label = last.text_content()
+    last.click()
+    opened = page.locator(".citation[open]")
+    assert opened.count() == 1 and opened.locator("summary").text_content().endswith(label)
+    passage = opened.locator(".passage").text_content()
+    opened.locator(".open-doc").click()
+    page.wait_for_selector("#doc-text mark", timeout=30_000)
+    mark = page.text_content("#doc-text mark")
+    assert mark[:80] == passage[:80] and len(page.text_content("#doc-text")) > len(mark)
+    seen = page.evaluate("""() => { const m = document.querySelector('#doc-text mark').getBoundingClientRect(),
+        d = document.getElementById('doc').getBoundingClientRect(); return m.top >= d.top && m.top < d.bottom; }""")
+    assert seen, "the cited passage is not in view"
+    page.click("#doc-close"); assert not page.locator("#doc").is_visible()
+    assert not errors, errors

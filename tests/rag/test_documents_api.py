@@ -136,6 +136,33 @@ def test_a_slow_client_is_cut_off_with_408(server):
     assert reply.startswith("HTTP/1.1 408"), reply[:200]
     assert "faster" in reply
 
+def _raw_get(server:str, path:str) -> tuple[int, str]:
+    "A GET of `path` exactly as written (no client tidies its dots or escapes), with the key: (status, body)."
+    u = urlparse(server)
+    with socket.create_connection((u.hostname, u.port), timeout=20) as s:
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: {u.hostname}\r\nX-API-Key: {KEY}\r\nConnection: close\r\n\r\n".encode())
+        reply = b""
+        while chunk := s.recv(65536): reply += chunk
+    head, _, body = reply.decode(errors="replace").partition("\r\n\r\n")
+    return int(head.split()[1]), body
+
+def test_a_document_is_served_as_stored(client):
+    assert upload(client, ("bulkheads.md", DOC)).status_code == 201
+    r = client.get("/kb/documents/uploads/bulkheads.md")
+    assert r.status_code == 200 and r.json()["source"] == "uploads/bulkheads.md", r.text
+    assert "A bulkhead isolates the resources" in r.json()["text"] and r.json()["title"] == "Bulkheads"
+    assert "uploads/none.md" in client.get("/kb/documents/uploads/none.md").json()["error"]
+
+@pytest.mark.security
+@pytest.mark.parametrize("path", ["/kb/documents/../../../../etc/passwd", "/kb/documents/..%2F..%2F..%2F..%2Fetc%2Fpasswd",
+                                  "/kb/documents/%2Fetc%2Fpasswd", "/kb/documents//etc/passwd",
+                                  "/kb/documents/uploads/%2e%2e/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
+                                  "/kb/documents/uploads/bulkheads.md%00.txt"])
+def test_a_document_name_is_never_a_path(client, server, path):
+    assert upload(client, ("bulkheads.md", DOC)).status_code == 201
+    status, body = _raw_get(server, path)
+    assert status in (400, 404) and "root:" not in body, (status, body[:200])
+
 def test_not_multipart_is_400(client):
     assert client.post("/kb/documents", json={"files": []}).status_code == 400
     assert client.post("/kb/documents", content=b"--x\r\nbroken", headers={"content-type": "multipart/form-data; boundary=x"}).status_code in (400, 422)
@@ -145,6 +172,7 @@ def test_not_multipart_is_400(client):
     ("GET", "/kb/documents", {}),
     ("DELETE", "/kb/documents", {"params": {"source": "uploads/a.md"}}),
     ("GET", "/kb/search", {"params": {"q": "bulkhead"}}),
+    ("GET", "/kb/documents/uploads/a.md", {}),
     ("GET", "/kb/jobs/abc", {}),
     ("GET", "/v1/models", {}),
     ("POST", "/v1/chat/completions", {"json": {"model": "auto", "messages": [{"role": "user", "content": "hi"}]}}),
@@ -173,7 +201,7 @@ def test_schemathesis_fuzz_of_the_new_routes_finds_no_server_error(server):
     "Property-based fuzz of the document and OpenAI operations, positive and negative data, fixed seed: no 5xx."
     from fuzz import fuzz_for_5xx
     ops, calls, failures = fuzz_for_5xx(server, KEY, 30, want=lambda path: path.startswith(("/kb/", "/v1/")))
-    assert ops == 8 and calls >= ops * 30 * 0.5 and not failures, failures  # 8: GET /v1/models/{id} too
+    assert ops == 9 and calls >= ops * 30 * 0.5 and not failures, failures  # 9: GET /v1/models/{id} too
 
 def test_round_trip_on_sqlite_and_postgres(kb_url):
     "Upload, list, search, follow a citation and delete, on both knowledge-base engines."
