@@ -4,7 +4,7 @@
 
 # %% ../../nbs/rag/38_cli.ipynb #aa1090b7
 from __future__ import annotations
-import argparse, functools, json, logging, os, sys, traceback, uuid
+import argparse, collections, functools, json, logging, os, posixpath, sys, traceback, uuid
 from pathlib import Path
 from typing import Optional, Sequence
 from ..core.settings import default_sessions, redact
@@ -15,9 +15,9 @@ from .options import empty_kb_note, open_kb_for, parse_filters, parse_meta
 from .rules import PATTERN_CHOICES
 
 # %% auto #0
-__all__ = ['cmd_ask', 'guarded', 'cmd_ingest', 'cmd_embed', 'cmd_rm', 'search_filters', 'format_hit', 'cmd_search', 'cmd_stats',
-           'cmd_sessions', 'ask_session', 'print_answer', 'cmd_rag_ask', 'duration', 'cmd_serve', 'add_rag_parsers',
-           'rag_main']
+__all__ = ['cmd_ask', 'guarded', 'cmd_ingest', 'cmd_embed', 'named_sources', 'cmd_rm', 'search_filters', 'cited', 'format_hit',
+           'cmd_search', 'cmd_stats', 'cmd_sessions', 'ask_session', 'print_answer', 'cmd_rag_ask', 'duration',
+           'cmd_serve', 'add_rag_parsers', 'rag_main']
 
 # %% ../../nbs/rag/38_cli.ipynb #bdde2462
 def _failure(e:BaseException) -> tuple[int, str]:
@@ -79,6 +79,15 @@ def _no_embedder_note(args:argparse.Namespace, kb) -> None:
               "GAIA_MAS_EMBEDDINGS_BASE_URL), or set OPENAI_API_KEY for an OpenAI model; the text is stored, "
               "so keyword search works, and `gaia-mas rag embed` adds the vectors later", file=sys.stderr)
 
+def _skipped_lines(skipped:list, verbose:bool) -> None:
+    "One line per skipped file worth a look (unreadable, unparsable); every one with -v, else a count of those left out."
+    plain = [(p, w) for p, w in skipped if w.startswith("unsupported file type")]  # images, stylesheets ...
+    for path, why in skipped if verbose else [x for x in skipped if x not in plain]:
+        print(f"gaia-mas: skipped {printable(path)}: {printable(why)}", file=sys.stderr)
+    if plain and not verbose:
+        print(f"gaia-mas: {len(plain)} files of types no reader handles were skipped (counted below; -v lists them)",
+              file=sys.stderr)
+
 def cmd_ingest(args:argparse.Namespace) -> int:
     "gaia-mas rag ingest: files and folders into the knowledge base."
     from gaia_mas.rag.ingest import ingest
@@ -87,7 +96,7 @@ def cmd_ingest(args:argparse.Namespace) -> int:
         bars = not args.no_progress and sys.stderr.isatty()
         rep = ingest(kb, args.paths, meta, progress=bars, embed=not args.no_embed,
                      follow_links=getattr(args, "follow_links", False), name=getattr(args, "name", None))
-        for path, why in rep.skipped: print(f"gaia-mas: skipped {printable(path)}: {printable(why)}", file=sys.stderr)
+        _skipped_lines(rep.skipped, args.verbose)
         for path, why in rep.failed: print(f"gaia-mas: failed {printable(path)}: {printable(why)}", file=sys.stderr)
         _no_embedder_note(args, kb)
         print(json.dumps({**rep.__dict__, "kb": redact(kb.url)}) if args.json else rep.summary())
@@ -109,33 +118,57 @@ def cmd_embed(args:argparse.Namespace) -> int:
     return 0
 
 # %% ../../nbs/rag/38_cli.ipynb #c1a0f001
+def named_sources(kb, # an open knowledge base
+                  names, # its `SourceNames`
+                  paths:Sequence[str], # documents or folders as a person gives them
+                 ) -> list[str]:
+    "The stored sources `paths` stand for: names as search results and the API show them, or file and folder paths."
+    srcs = kb.sources()
+    found = {s for p in paths for q in (p, str(Path(p).resolve())) for s in names.under(q, srcs)}
+    return sorted(found)
+
 def cmd_rm(args:argparse.Namespace) -> int:
-    "gaia-mas rag rm: remove sources (a file, or every file under a folder)."
+    "gaia-mas rag rm: remove documents by the names search results show (or by path); a folder, everything in it."
+    from gaia_mas.rag.sources import SourceNames
     with _open(args) as kb:
-        gone = [s for p in args.paths for s in kb.remove(str(Path(p).resolve()))]
-    for s in gone: print(f"removed {printable(s)}")
-    if not gone: print(f"gaia-mas: nothing to remove: no source is or is under {', '.join(args.paths)}",
-                       file=sys.stderr)
+        names = SourceNames.of(kb)
+        gone = [s for src in named_sources(kb, names, args.paths) for s in kb.remove(src)]
+    for s in gone: print(f"removed {printable(names.public(s))}")
+    if not gone: print(f"gaia-mas: nothing to remove: no document is named {', '.join(map(printable, args.paths))} "
+                       "or is in such a folder; give names as `gaia-mas rag search` shows them (e.g. "
+                       "uploads/note.md) or file paths", file=sys.stderr)
     return 0 if gone else 1
 
 # %% ../../nbs/rag/38_cli.ipynb #26d168d7
 def search_filters(items:Sequence[str], # the --filter arguments
+                   names=None, # the knowledge base's `SourceNames`
+                   sources:Sequence[str]=(), # its stored sources
                   ) -> dict:
-    "The --filter arguments as a filter dict; a `source^=` path made absolute, as the stored sources are."
-    filters = parse_filters(items, "--filter")
+    "The --filter arguments as a filter dict; `source` names as shown, or paths on this machine, as stored."
+    from gaia_mas.rag.sources import SourceNames, public_filters
+    filters = public_filters(parse_filters(items, "--filter"), names or SourceNames({}), sources) or {}
     src = filters.get("source")
-    if isinstance(src, dict) and "prefix" in src:
-        src["prefix"] = str(Path(src["prefix"]).resolve()) + ("/" if src["prefix"].endswith("/") else "")
+    if isinstance(src, dict) and "prefix" in src and not posixpath.isabs(p := src["prefix"]) and Path(p).exists():
+        src["prefix"] = str(Path(p).resolve()) + ("/" if p.endswith("/") else "")  # a folder given by its path
     return filters
+
+def cited(h, # a `Hit`
+          names=None, # the knowledge base's `SourceNames`
+         ) -> str:
+    "The hit's citation with its file named as outside the server: 'docs/breakers.md § Half-open'."
+    base = posixpath.basename(h.source)
+    if names is None or not h.citation.startswith(base): return h.citation
+    return names.public(h.source) + h.citation[len(base):]
 
 def format_hit(i:int, # the hit's rank, from 1
                h, # a `Hit`
                width:int=300, # characters of the passage shown
+               names=None, # the knowledge base's `SourceNames`, to name the file as outside the server
               ) -> str:
     "A hit for people: rank, citation and score, then the passage's lines, indented, cut at `width` characters."
     text = h.text if len(h.text) <= width else h.text[:width].rstrip() + " ..."
     lines = "\n".join(f"    {printable(l)}" for l in text.splitlines())
-    return f"[{i}] {printable(h.citation)}  (score {h.score:.3f})\n{lines}\n"
+    return f"[{i}] {printable(cited(h, names))}  (score {h.score:.3f})\n{lines}\n"
 
 # %% ../../nbs/rag/38_cli.ipynb #56b607e8
 def cmd_search(args:argparse.Namespace) -> int:
@@ -143,27 +176,36 @@ def cmd_search(args:argparse.Namespace) -> int:
     if not args.query.strip():
         raise ValueError("empty query: give the words or question to search for, "
                          "e.g. gaia-mas rag search 'circuit breaker'")
-    filters = search_filters(args.filter)
+    from gaia_mas.rag.sources import SourceNames, public_hit
     with _open(args) as kb:
+        names = SourceNames.of(kb)
+        filters = search_filters(args.filter, names, kb.sources() if args.filter else ())
         hits = kb.search(args.query, mode=args.mode, k=args.k, filters=filters or None, diverse=args.diverse)
         empty = None if hits else empty_kb_note(kb)
     for w in [empty] if empty else hits.warnings: print(f"gaia-mas: {w}", file=sys.stderr)
     for i, h in enumerate(hits, 1):
-        print(json.dumps(h.to_dict(), ensure_ascii=False) if args.json else format_hit(i, h, args.width))
+        print(json.dumps(public_hit(h.to_dict(), names), ensure_ascii=False) if args.json
+              else format_hit(i, h, args.width, names))
     return 0 if hits else 1
 
 # %% ../../nbs/rag/38_cli.ipynb #599f7180
 def cmd_stats(args:argparse.Namespace) -> int:
     "gaia-mas rag stats: documents, chunks, index size and the embedding model."
-    with _open(args) as kb: s = kb.stats()
-    s = {**s, "url": redact(s["url"])}
+    from gaia_mas.rag.ingest import SYSTEM_FIELDS
+    from gaia_mas.rag.sources import SourceNames
+    with _open(args) as kb: s, names, srcs = kb.stats(), SourceNames.of(kb), kb.sources()
+    tops = collections.Counter(names.public(x).split("/")[0] if "/" in names.public(x) else "(files)" for x in srcs)
+    s = {**s, "url": redact(s["url"]), "names": dict(tops.most_common()),
+         "metadata": [f for f in s["fields"] if f not in SYSTEM_FIELDS]}
     if args.json: print(json.dumps(s)); return 0
     sem = "on" if s["vectors"] and s["embedder_available"] else "off"
     index = ", ".join(f"{k} {v / 2**20:.2f}" for k, v in s["index_bytes"].items())
-    rows = [("knowledge base", f"{s['url']} ({s['backend']})"), ("documents", s["documents"]),
+    by_name = ", ".join(f"{k} {v}" for k, v in list(s["names"].items())[:8]) + (", ..." if len(s["names"]) > 8 else "")
+    rows = [("knowledge base", f"{s['url']} ({s['backend']})"),
+            ("documents", f"{s['documents']} ({printable(by_name)})" if by_name else s["documents"]),
             ("chunks", s["chunks"]), ("vectors", s["vectors"]),
             ("embedding model", f"{s['embedding_model'] or 'none'} (semantic search {sem})"),
-            ("size", f"{s['size_bytes'] / 2**20:.1f} MiB ({index})"), ("fields", printable(", ".join(s["fields"])))]
+            ("size", f"{s['size_bytes'] / 2**20:.1f} MiB ({index})"), ("metadata", printable(", ".join(s["metadata"]) or "none"))]
     print("\n".join(f"{k:<15} {v}" for k, v in rows))
     return 0
 
