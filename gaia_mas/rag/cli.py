@@ -12,7 +12,7 @@ from ..core.guards import printable
 from ..core.utils import run_sync
 from .kb_search import check_metadata
 from .options import empty_kb_note, open_kb_for, parse_filters, parse_meta
-from .rules import PATTERN_CHOICES
+from .rules import PATTERN_CHOICES, PATTERN_HELP
 
 # %% auto #0
 __all__ = ['cmd_ask', 'guarded', 'cmd_ingest', 'cmd_embed', 'named_sources', 'cmd_rm', 'search_filters', 'cited', 'format_hit',
@@ -338,7 +338,11 @@ def _ingest_parsers(rag) -> None:
     "`rag ingest` and `rag embed`: text first, vectors now or later."
     i = rag.add_parser("ingest", help="add files and folders (PDF, Word, PowerPoint, Excel, HTML, Markdown, notebooks, "
                                       "reStructuredText, text, CSV, JSON)")
-    i.add_argument("paths", nargs="+", metavar="PATH"); _kb_option(i); _verbose(i)
+    i.add_argument("paths", nargs="+", metavar="PATH",
+                   help="files and folders to add; folders are read with their subfolders, hidden files left out")
+    _kb_option(i)
+    i.add_argument("-v", "--verbose", action="store_true",
+                   help="list every skipped file (images, stylesheets ...), tracebacks, and gaia_mas's logs")
     i.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE",
                    help="a tag for every chunk, e.g. --meta team=payments (repeatable)")
     i.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -357,9 +361,12 @@ def _ingest_parsers(rag) -> None:
 def _query_parsers(rag) -> None:
     "`rag rm`, `rag search` and `rag stats`."
     r = rag.add_parser("rm", help="remove a source, or every source under a folder")
-    r.add_argument("paths", nargs="+", metavar="PATH"); _kb_option(r); _verbose(r); r.set_defaults(func=guarded(cmd_rm))
+    r.add_argument("paths", nargs="+", metavar="NAME", help="documents named as `rag search` and the API show them "
+                   "(e.g. docs/guide.md, uploads/note.md), or file paths; a folder's name removes everything in it")
+    _kb_option(r); _verbose(r); r.set_defaults(func=guarded(cmd_rm))
     s = rag.add_parser("search", help="ranked passages with citations")
-    s.add_argument("query"); _kb_option(s); _verbose(s)
+    s.add_argument("query", help="the words or question to search for, quoted: gaia-mas rag search 'circuit breaker'")
+    _kb_option(s); _verbose(s)
     s.add_argument("--mode", choices=["keyword", "semantic", "hybrid"], default="hybrid", help="default hybrid")
     s.add_argument("--filter", action="append", default=[], metavar="EXPR",
                    help="key=value, key=a,b, key>=v, key<=v, key^=prefix, or a JSON object (repeatable)")
@@ -371,19 +378,19 @@ def _query_parsers(rag) -> None:
                    help="one JSON object per hit: source, score, citation, text, metadata")
     s.set_defaults(func=guarded(cmd_search))
     t = rag.add_parser("stats", help="documents, chunks, index size and embedding model"); _kb_option(t); _verbose(t)
-    t.add_argument("--json", action="store_true"); t.set_defaults(func=guarded(cmd_stats))
+    t.add_argument("--json", action="store_true", help="print the figures as JSON"); t.set_defaults(func=guarded(cmd_stats))
 
 # %% ../../nbs/rag/38_cli.ipynb #7ca17748
 def _ask_parser(rag, add_model_options) -> None:
     "`rag ask`: one question through a workflow."
     a = rag.add_parser("ask", help="answer a question from the knowledge base with a multi-agent workflow")
-    a.add_argument("question"); _kb_option(a)
-    a.add_argument("--pattern", choices=PATTERN_CHOICES, default="auto")
+    a.add_argument("question", help='the question, quoted: gaia-mas rag ask "What is a circuit breaker?"'); _kb_option(a)
+    a.add_argument("--pattern", choices=PATTERN_CHOICES, default="auto", help=PATTERN_HELP)
     a.add_argument("--session-id", help="keep the conversation under this name and continue it: give the same name "
                                         "to each run (without it, each run starts a new conversation)")
     a.add_argument("--sessions", help="where --session-id conversations are kept: a checkpointer URL "
                                       "(default: the KB's Postgres, else sessions.sqlite beside the KB)")
-    a.add_argument("--json", action="store_true")
+    a.add_argument("--json", action="store_true", help="print the answer with its citations and metadata as JSON")
     _session_options(a); add_model_options(a); a.set_defaults(func=guarded(cmd_rag_ask))
 
 def cmd_serve(args:argparse.Namespace) -> int:
@@ -394,8 +401,12 @@ def cmd_serve(args:argparse.Namespace) -> int:
 def _serve_parser(sub, add_model_options) -> None:
     "`serve`: the HTTP service."
     v = sub.add_parser("serve", help="the RAG HTTP API")
-    v.add_argument("--host", default="127.0.0.1"); v.add_argument("--port", type=int, default=8000); _kb_option(v)
-    v.add_argument("--workers", type=int, default=1)
+    v.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1, this machine "
+                                                       "only; 0.0.0.0 listens on every network interface)")
+    v.add_argument("--port", type=int, default=8000, help="the port to listen on (default 8000)"); _kb_option(v)
+    v.add_argument("--workers", type=int, default=1,
+                   help="processes answering requests side by side, each with its own models and connections "
+                        "(default 1)")
     v.add_argument("--api-key", default=os.environ.get("GAIA_MAS_API_KEY"),
                    help="required API key (default $GAIA_MAS_API_KEY; given here it shows in `ps`: "
                         "prefer the variable or --api-key-file)")
@@ -421,7 +432,7 @@ def _sessions_parsers(rag) -> None:
         q.add_argument("--kb", help="the knowledge base whose sessions are meant "
                                     "(default $GAIA_MAS_KB or the cache folder's)")
         q.add_argument("--sessions", help="checkpointer URL (default: as for serve)")
-        q.add_argument("--json", action="store_true")
+        q.add_argument("--json", action="store_true", help="print the result as JSON")
     ss.choices["list"].add_argument("--limit", type=int, help="show at most this many")
     ss.choices["prune"].add_argument("--older-than", type=duration, help="delete sessions idle this long, e.g. 7d "
                                                                          "(default: delete none, only compact)")

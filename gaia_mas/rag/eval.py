@@ -12,7 +12,7 @@ from ..core.guards import printable
 from ..core.page import COLORS, Bar, Cell, Raw, cards, cut, page, range_bars, section, table
 from ..core.settings import redact
 from .kb_search import MAX_QUERY
-from .rules import PATTERN_CHOICES
+from .rules import PATTERN_CHOICES, PATTERN_HELP
 
 # %% auto #0
 __all__ = ['EXAMPLE', 'MAX_QUESTION', 'MODES', 'VERDICTS', 'source_matches', 'Question', 'read_golden', 'match_sources',
@@ -491,7 +491,7 @@ def add_eval_parser(rag, # the `gaia-mas rag` subparsers
     e.add_argument("--html", type=Path, metavar="FILE", help="also write the report as one self-contained HTML page")
     e.add_argument("--answers", action="store_true", help="also answer each question with --pattern and check that "
                    "the answer cites a relevant source (needs a model, or --provider scripted)")
-    e.add_argument("--pattern", choices=PATTERN_CHOICES, default="auto")
+    e.add_argument("--pattern", choices=PATTERN_CHOICES, default="auto", help=PATTERN_HELP)
     e.add_argument("--judge", metavar="MODEL", help="grade each answer against the golden answer with this model "
                    "(same provider and server; implies --answers)")
     model_options(e); e.set_defaults(func=guard(cmd_eval))
