@@ -124,7 +124,10 @@ def cmd_ask(args:argparse.Namespace) -> int:
     if record["status"] == "timeout":
         print(f"gaia-mas: no answer: {record['error']}; --timeout SECONDS gives the question more time",
               file=sys.stderr)
-    elif record["error"]: print(f"gaia-mas: no answer: {record['status']}: {record['error']}", file=sys.stderr)
+    elif record["error"]:
+        from gaia_mas.gaia.scoring import gave_no_answer
+        why = "the model gave none" if gave_no_answer(record) else record["status"]
+        print(f"gaia-mas: no answer: {why}: {record['error']}", file=sys.stderr)
     print(record["model_answer"])
     print(f"Log: {log_file}", file=sys.stderr)  # every step of the question, for a look afterwards
     return 0 if record["status"] == "ok" else 1
