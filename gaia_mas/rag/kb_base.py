@@ -4,12 +4,13 @@
 
 # %% ../../nbs/rag/30_kb_base.ipynb #3c910926
 from __future__ import annotations
-import collections, contextlib, logging, functools, hashlib, json, math, os, re, socket, threading, time
+import collections, contextlib, functools, hashlib, json, logging, math, os, re, socket, threading, time
 from typing import Iterable, Optional, Protocol, Sequence, runtime_checkable
 from fastcore.basics import patch
-log = logging.getLogger(__name__)
 from .kb_search import (LITERAL_DEPTH, MODES, STOP_WORDS, WORD, Hit, Hits, dedupe, hybrid,
                                     normalize_filters, query_terms, spread)
+
+log = logging.getLogger(__name__)
 
 # %% auto #0
 __all__ = ['log', 'QUERY_VECTORS', 'ENGINE_METHODS', 'EMBEDDING_KEY', 'Embedder', 'HashEmbeddings', 'embedding_name',
