@@ -31,12 +31,16 @@ def logs_dir(args:argparse.Namespace) -> Path:
 # %% ../../nbs/gaia/28_cli.ipynb #a09f2b89
 NO_KEY_HINT = "For a dry run with no key and no network, add --provider scripted."
 
-def _first_model(configs:dict) -> None:
-    "Build the planner's model and check the sandbox, so that a missing key or sandbox stops the command early."
+def _check_key(configs:dict) -> None:
+    "Build the planner's model, so that a missing API key stops the command before anything is written."
     from gaia_mas.core.llm import MissingAPIKeyError, llm_factory
-    from gaia_mas.gaia.sandbox import sandbox_mode
     try: llm_factory(configs["planner"])
     except MissingAPIKeyError as e: raise MissingAPIKeyError(f"{e} {NO_KEY_HINT}") from None
+
+def _first_model(configs:dict) -> None:
+    "Build the planner's model and check the sandbox, so that a missing key or sandbox stops the command early."
+    from gaia_mas.gaia.sandbox import sandbox_mode
+    _check_key(configs)
     sandbox_mode()  # one line when model-written code would run unisolated; --require-sandbox refuses here
 
 # %% ../../nbs/gaia/28_cli.ipynb #a63b16c9
@@ -54,6 +58,13 @@ def apply_budget(args:argparse.Namespace) -> Budget:
 
 def _provider(args:argparse.Namespace) -> str: return "openai" if args.provider == "scripted" else args.provider
 
+def _configs(args:argparse.Namespace, budget:Budget) -> dict:
+    "The agents' configurations the options and the budget ask for."
+    from gaia_mas.gaia.config import budget_overrides, load_baseline_prompts, make_agent_configs
+    extra = {"base_url": args.base_url} if args.base_url else {}
+    return make_agent_configs(load_baseline_prompts(), provider=_provider(args), model=args.model,
+                              retry_limit=budget.retry_limit, overrides=budget_overrides(budget), **extra)
+
 # %% ../../nbs/gaia/28_cli.ipynb #1dedec04
 def _browser(stack:contextlib.ExitStack, budget:Budget) -> None:
     "Start the browser the budget allows, for the rest of the session."
@@ -70,7 +81,6 @@ def session(args:argparse.Namespace, # parsed options, see `add_model_options`
             budget:Optional[Budget]=None, # the question's limits; from `apply_budget` if None
            ):
     "The run's logging, checkpointer, browser and graph; yields (app, tracer)."
-    from gaia_mas.gaia.config import budget_overrides, load_baseline_prompts, make_agent_configs
     from gaia_mas.gaia.runner import build_app, open_checkpointer, run_logging
     budget = budget or apply_budget(args)
     with contextlib.ExitStack() as stack:
@@ -79,9 +89,7 @@ def session(args:argparse.Namespace, # parsed options, see `add_model_options`
             stack.enter_context(modified_env(GAIA_MAS_SANDBOX="bwrap"))  # checked when the graph is built, below
         stack.enter_context(run_logging(log_file, args.verbose))
         saver = stack.enter_context(open_checkpointer(args.cache_dir, args.memory))
-        extra = {"base_url": args.base_url} if args.base_url else {}
-        configs = make_agent_configs(load_baseline_prompts(), provider=_provider(args), model=args.model,
-                                     retry_limit=budget.retry_limit, overrides=budget_overrides(budget), **extra)
+        configs = _configs(args, budget)
         if args.provider != "scripted": _first_model(configs); _browser(stack, budget)
         app, tracer = build_app(configs, args.provider, saver, args.trace, args.llm_timeout, args.max_retries,
                                 args.rps, args.latency, args.dry_answer, getattr(args, "dry_wrong", 0.0),
@@ -109,22 +117,30 @@ def cmd_ask(args:argparse.Namespace) -> int:
     from gaia_mas.gaia.runner import run_task
     args.memory = True   # one question, nothing to resume
     task = {"task_id": "ask", "question": args.question, "file": str(Path(args.file).resolve()) if args.file else None}
-    with session(args, log_path(logs_dir(args), "ask"), budget) as (app, tracer):
+    log_file = log_path(logs_dir(args), "ask")
+    with session(args, log_file, budget) as (app, tracer):
         record, _ = run_task(app, task, timeout=args.timeout, callbacks=[tracer] if tracer else [])
         if args.verbose and record["thread_id"]: _print_steps(app, record)
     if record["status"] == "timeout":
         print(f"gaia-mas: no answer: {record['error']}; --timeout SECONDS gives the question more time",
               file=sys.stderr)
-    elif record["error"]: print(f"gaia-mas: no answer: {record['status']}: {record['error']}", file=sys.stderr)
+    elif record["error"]:
+        from gaia_mas.gaia.scoring import gave_no_answer
+        why = "the model gave none" if gave_no_answer(record) else record["status"]
+        print(f"gaia-mas: no answer: {why}: {record['error']}", file=sys.stderr)
     print(record["model_answer"])
+    print(f"Log: {log_file}", file=sys.stderr)  # every step of the question, for a look afterwards
     return 0 if record["status"] == "ok" else 1
 
 # %% ../../nbs/gaia/28_cli.ipynb #3d7b2405
 def _missing_files(tasks:list[dict]) -> None:
-    "Warn about attachments that are not on disk."
+    "Say which tasks run without their attachment, as it is not on disk (their records say so too)."
     missing = [t for t in tasks if t["file"] and not Path(t["file"]).exists()]
-    if missing: print(f"gaia-mas: warning: {len(missing)} attachments are missing, e.g. {missing[0]['file']}",
-                      file=sys.stderr)
+    if not missing: return
+    n = len(missing)
+    print(f"gaia-mas: warning: {n} {'task runs' if n == 1 else 'tasks run'} without {'its' if n == 1 else 'their'} "
+          f"attachment, which is not on disk (e.g. {missing[0]['file']}); the results and the report say so",
+          file=sys.stderr)
 
 # %% ../../nbs/gaia/28_cli.ipynb #9b06c519
 def _summary(out:Path, tasks:list[dict], log_file:Path, repeats:int=1) -> str:
@@ -169,6 +185,7 @@ def cmd_run(args:argparse.Namespace) -> int:
     _check_run_options(args)
     tasks, out = load_tasks(args.tasks, args.level, args.task_id, args.limit), Path(args.out)
     _missing_files(tasks)
+    if args.provider != "scripted": _check_key(_configs(args, budget))  # before the results file is made
     log_file = log_path(logs_dir(args), out.stem)
     with exclusive(out), contextlib.ExitStack() as stack:
         todo = _todo(args, tasks, out, stack)
@@ -196,10 +213,9 @@ def gold_of_results(records:list[dict], # result records that may carry their go
 # %% ../../nbs/gaia/28_cli.ipynb #d599454d
 def cmd_score(args:argparse.Namespace) -> int:
     "Print the official score of a results file."
-    from gaia_mas.gaia.report import format_score, score_results
-    from gaia_mas.gaia.tasks import load_tasks, read_results
-    if not Path(args.results).is_file(): raise FileNotFoundError(f"results file not found: {args.results}")
-    results = read_results(args.results, repair=False)
+    from gaia_mas.gaia.report import format_score, results_of, score_results
+    from gaia_mas.gaia.tasks import load_tasks
+    results = results_of(args.results)
     golds = load_tasks(args.gold) if args.gold else gold_of_results(results)
     if args.gold and not any(t["gold"] is not None for t in golds):
         raise ValueError(f"{args.gold} has no gold answers (GAIA's test split hides them): score the validation split")
@@ -214,7 +230,7 @@ def cmd_course_fetch(args:argparse.Namespace) -> int:
     "Download the course's questions and attachments."
     from gaia_mas.gaia.course import fetch_course
     from gaia_mas.gaia.tasks import load_tasks
-    meta = fetch_course(args.out, args.base_url)
+    meta = fetch_course(args.out, args.base_url, args.timeout)
     print(f"{len(list(load_tasks(meta)))} questions in {meta}; answer them with: gaia-mas run {meta.parent}")
     return 0
 
@@ -222,7 +238,8 @@ def cmd_course_submit(args:argparse.Namespace) -> int:
     "Submit a results file's answers and print the score."
     from gaia_mas.gaia.course import submit_answers
     from gaia_mas.gaia.tasks import read_results
-    reply = submit_answers(read_results(args.results, repair=False), args.username, args.agent_code, args.base_url)
+    reply = submit_answers(read_results(args.results, repair=False), args.username, args.agent_code, args.base_url,
+                           args.timeout)
     print(json.dumps(reply, indent=2) if args.json else f"{reply.get('message', '')}\nScore: {reply.get('score')}% "
           f"({reply.get('correct_count')}/{reply.get('total_attempted')} correct)")
     return 0
@@ -282,8 +299,10 @@ def _course_parser(sub) -> None:
     s.add_argument("--username", required=True, help="your Hugging Face username, under which the score is listed")
     s.add_argument("--agent-code", required=True, help="URL of your agent's code")
     s.add_argument("--json", action="store_true", help="print the server's reply as JSON")
-    for p in (f, s): p.add_argument("--base-url",
-                                    help="the API's base URL (default $GAIA_MAS_COURSE_URL or the course's Space)")
+    for p, wait in ((f, 60), (s, 120)):
+        p.add_argument("--base-url", help="the API's base URL (default $GAIA_MAS_COURSE_URL or the course's Space)")
+        p.add_argument("--timeout", type=float, default=wait,
+                       help=f"seconds to wait for each answer of the server (default {wait})")
     f.set_defaults(func=cmd_course_fetch); s.set_defaults(func=cmd_course_submit)
 
 # %% ../../nbs/gaia/28_cli.ipynb #413d43e9

@@ -27,16 +27,26 @@ def course_url(base_url:Optional[str]=None, # the API's base URL; None for $GAIA
     "The scoring API's base URL, without a trailing slash."
     return (base_url or os.environ.get("GAIA_MAS_COURSE_URL") or COURSE_URL).rstrip("/")
 
+def _silent(what:str, timeout:float) -> RuntimeError:
+    "The error of a server that took the connection and never answered."
+    return RuntimeError(f"{what} failed: no answer within {timeout:g} s: check that the server at that address is up "
+                        "(--base-url, $GAIA_MAS_COURSE_URL), or give it longer with --timeout SECONDS")
+
+@contextlib.contextmanager
 def _open(url:str, data:Any=None, timeout:float=60):
-    "The response to a GET, or to a POST of `data` as JSON; a failure says what the server answered, or why none came."
+    "The response to a GET, or to a POST of `data` as JSON, while it is read; a failure is one RuntimeError saying what "
+    "the server answered, or why no answer came (refused, unknown host, silent for `timeout` seconds)."
     body = None if data is None else json.dumps(data).encode()
     req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"} if body else {})
-    try: return urllib.request.urlopen(req, timeout=timeout)
+    what = f"{req.get_method()} {url}"
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r: yield r  # reading the body may time out too
     except urllib.error.HTTPError as e:
-        raise RuntimeError(
-            f"{req.get_method()} {url} failed: HTTP {e.code}: {e.read().decode(errors='replace')[:500]}"
-        ) from None
-    except urllib.error.URLError as e: raise RuntimeError(f"{req.get_method()} {url} failed: {e.reason}") from None
+        raise RuntimeError(f"{what} failed: HTTP {e.code}: {e.read().decode(errors='replace')[:500]}") from None
+    except urllib.error.URLError as e:
+        if isinstance(e.reason, TimeoutError): raise _silent(what, timeout) from None
+        raise RuntimeError(f"{what} failed: {e.reason}") from None
+    except TimeoutError: raise _silent(what, timeout) from None
 
 # %% ../../nbs/gaia/27_course.ipynb #5e5808ed
 def _handler(questions:list, files:dict, gold:dict, submissions:list) -> type:
@@ -134,7 +144,7 @@ def safe_file_name(name:Any, # a file name as the server sent it
     return base
 
 # %% ../../nbs/gaia/27_course.ipynb #ba7f9f5e
-def _with_attachment(q:dict, out_dir:Path, base_url:Optional[str], used:dict) -> dict:
+def _with_attachment(q:dict, out_dir:Path, base_url:Optional[str], used:dict, timeout:float=120) -> dict:
     "The question, its attachment downloaded under a safe name, `file_name` rewritten to it (emptied when refused)."
     if not q.get("file_name"): return q
     try: name = safe_file_name(q["file_name"])
@@ -146,17 +156,18 @@ def _with_attachment(q:dict, out_dir:Path, base_url:Optional[str], used:dict) ->
     if name != q["file_name"]:
         log.warning("Attachment of %s saved as %r, not %r", q.get("task_id"), name, q["file_name"])
     if not (out_dir/name).exists():
-        try: download_file(q["task_id"], out_dir/name, base_url)
+        try: download_file(q["task_id"], out_dir/name, base_url, timeout)
         except (RuntimeError, OSError) as e: log.warning("Attachment of %s not downloaded: %s", q.get("task_id"), e)
     return {**q, "file_name": name}
 
 def fetch_course(out_dir:str|Path, # the folder to fill
                  base_url:Optional[str]=None, # the API's base URL
+                 timeout:float=60, # seconds to wait for each answer of the server
                 ) -> Path:
     "Download the questions and their attachments into `out_dir`; returns its metadata.jsonl."
-    out_dir, used, fetched = Path(out_dir), {}, fetch_questions(base_url)   # nothing is made on disk if this fails
+    out_dir, used, fetched = Path(out_dir), {}, fetch_questions(base_url, timeout)   # nothing is made on disk if this fails
     out_dir.mkdir(parents=True, exist_ok=True)
-    questions = [_with_attachment(q, out_dir, base_url, used) for q in fetched]
+    questions = [_with_attachment(q, out_dir, base_url, used, timeout) for q in fetched]
     write_jsonl_file(questions, out_dir/"metadata.jsonl")
     return out_dir/"metadata.jsonl"
 

@@ -16,8 +16,8 @@ from .votes import vote_figures, vote_key
 # %% auto #0
 __all__ = ['PRICES', 'price_of', 'load_prices', 'run_row', 'paths_from_logs', 'agreement', 'question_row', 'run_agreement',
            'percentile', 'build_report', 'score_view', 'format_report', 'compare', 'format_compare', 'level_bars',
-           'cost_accuracy_chart', 'question_table', 'compare_table', 'report_html', 'cmd_report', 'add_report_parser',
-           'score_results', 'format_score']
+           'cost_accuracy_chart', 'question_table', 'compare_table', 'report_html', 'results_of', 'cmd_report',
+           'add_report_parser', 'score_results', 'format_score']
 
 # %% ../../nbs/gaia/25a_report.ipynb #ca4dda7f
 PRICES = {  # USD per million tokens: (input, output)
@@ -72,8 +72,8 @@ def run_row(record:Optional[dict], # the run's record, or None
            "input_tokens": r.get("input_tokens") or 0, "output_tokens": r.get("output_tokens") or 0,
            "llm_calls": r.get("llm_calls") or 0, "time_s": r.get("wall_time_s"), "model": r.get("model"),
            "path": _path(r, logs),
-           "thread_id": r.get("thread_id")}
-    if r.get("votes"): row["votes"] = r["votes"].get("answers", [])
+           "thread_id": r.get("thread_id"), "missing_attachment": r.get("missing_attachment")}
+    if r.get("votes"): row["votes"], row["vote_runs"] = r["votes"].get("answers", []), len(r["votes"].get("runs") or [])
     return row
 
 # %% ../../nbs/gaia/25a_report.ipynb #dedd7122
@@ -187,7 +187,8 @@ def build_report(records:list[dict], # result records, from `read_results`
             **_usage(rows, prices or PRICES, default_model), "questions": qs,
             "overall": _accuracy(qs, k), "llm_calls": sum(r["llm_calls"] for r in rows),
             "agreement": run_agreement({"questions": qs, "repeats": k}),
-            "votes": vote_figures(last, {t: g["gold"] for t, g in golds.items()})}
+            "votes": vote_figures(last, {t: g["gold"] for t, g in golds.items()}),
+            "without_attachment": [q["task_id"] for q in qs if any(x["missing_attachment"] for x in q["runs"])]}
 
 # %% ../../nbs/gaia/25a_report.ipynb #101c03cf
 def _counts(a:dict, k:int) -> dict:
@@ -210,16 +211,24 @@ def _usd(x:Optional[float]) -> str:
 def _secs(x:Optional[float]) -> str: return "n/a" if x is None else f"{x:.1f} s"
 
 # %% ../../nbs/gaia/25a_report.ipynb #9324e400
+def _vote_text(x:dict) -> str:
+    "How a voted run's vote went: '2 of 3 runs agree'; '' for a run that was not a vote."
+    return f"{x['votes'][0]['count']} of {x['vote_runs']} runs agree" if x.get("votes") else ""
+
 def _question_lines(report:dict) -> list[str]:
-    "One line per question: each repeat's answer marked right or wrong, the right count and the agreement."
+    "One line per question: each repeat's answer marked right or wrong, the right count, how its repeats agree "
+    "(with two or more), and how its votes went."
     k = report["repeats"]
     repeats = " ".join(f"{'r' + str(r):<16}" for r in range(k))
-    lines = [f"  {'task':<10} {'lvl':<3} {'gold':<14} {repeats} right  agree"]
+    lines = [f"  {'task':<10} {'lvl':<3} {'gold':<14} {repeats} right" + ("  repeats agree" if k > 1 else "")]
     for q in report["questions"]:
         mark = lambda x: "✓ " if x["correct"] else "✗ " if x["correct"] is False else "  "
         marks = [mark(x) + cut(x["answer"] or x["failure"]) for x in q["runs"]]
+        notes = [f"vote: {v}" for x in q["runs"] if (v := _vote_text(x))]
+        notes += ["ran without its attachment"] if any(x["missing_attachment"] for x in q["runs"]) else []
         lines.append(f"  {cut(q['task_id'], 10):<10} {str(q['level'] or ''):<3} {cut(q['gold']):<14} "
-                     + " ".join(f"{m:<16}" for m in marks) + f" {q['correct']}/{k}    {q['agreement']:.0%}")
+                     + " ".join(f"{m:<16}" for m in marks) + f" {q['correct']}/{k}"
+                     + (f"    {q['agreement']:.0%}" if k > 1 else "") + "".join(f"  ({n})" for n in notes))
     return lines
 
 # %% ../../nbs/gaia/25a_report.ipynb #f43fda71
@@ -252,7 +261,12 @@ def format_report(report:dict, # from `build_report`
     lines += [f"LLM calls: {report['llm_calls']:,}   Tokens: {t['input']:,} in + {t['output']:,} out = "
               f"{t['total']:,}   Cost: {_usd(report['cost_usd'])}",
               f"Time per run: p50 {_secs(report['time']['p50'])}, p95 {_secs(report['time']['p95'])}",
-              "Failures: " + ", ".join(f"{n.replace('_', ' ')} {c}" for n, c in f.items())]
+              "Failures: " + ", ".join(f"{n.replace('_', ' ')} {c}" for n, c in f.items())
+              + " (error: a program, tool or server failed; no answer: the model gave none)"]
+    if w := report.get("without_attachment"):
+        lines.append(f"Ran without their attachment (not on disk): {len(w)} question{'s' if len(w) > 1 else ''}: "
+                     f"{', '.join(w[:10])}"
+                     + (" ..." if len(w) > 10 else ""))
     return "\n".join(lines + ([] if brief else ["Questions:"] + _question_lines(report)))
 
 # %% ../../nbs/gaia/25a_report.ipynb #d9e3941a
@@ -307,6 +321,8 @@ def _cards(report:dict) -> str:
               (_usd_card(report["cost_usd"]), "cost (USD)"),
               (f"{_secs(report['time']['p50'])} / {_secs(report['time']['p95'])}", "time per run p50 / p95"),
               (" · ".join(str(c) for c in f.values()), " · ".join(n.replace("_", " ") for n in f))]
+    if w := report.get("without_attachment"):
+        items.append((str(len(w)), "questions ran without their attachment (not on disk)"))
     if v := report.get("votes"):
         items.append((pct(v["winner_share"]),
                       f"the winner's share of the runs: answers are plurality votes of {v['n']} runs"))
@@ -352,7 +368,9 @@ def _run_cell(x:dict) -> Cell:
     if p["tool_calls"] is not None:
         sub.append(f"{'?' if p['critic_rejections'] is None else p['critic_rejections']} rejections, "
                    f"{p['tool_calls']} tool calls")
-    if x.get("votes"): sub.append("votes: " + ", ".join(f"{v['answer']}×{v['count']}" for v in x["votes"]))
+    if x.get("votes"): sub.append("votes: " + ", ".join(f"{v['answer']}×{v['count']}" for v in x["votes"])
+                                  + f" ({_vote_text(x)})")
+    if x["missing_attachment"]: sub.append(f"ran without its attachment {x['missing_attachment']} (not on disk)")
     shown = x["answer"] or (x["failure"] or "").replace("_", " ")
     return Cell(shown, " ".join(filter(None, ["run", cls])), x["error"] or x["failure"] or "right", " · ".join(sub))
 
@@ -362,10 +380,10 @@ def question_table(report:dict, # from `build_report`
     k = report["repeats"]
     num = lambda x: Cell(x, "num")
     head = [*map(num, ("task", "level")), Cell("question", "wide"), Cell("gold", "short"),
-            *(Cell(f"repeat {r}", "run") for r in range(k)), *map(num, ("right", "agree"))]
+            *(Cell(f"repeat {r}", "run") for r in range(k)), *map(num, ("right", "repeats agree"))]
     rows = [[num(cut(q["task_id"], 12)), num(q["level"]), Cell(cut(q["question"], 300), "wide", q["question"]),
              Cell(q["gold"], "short"), *(_run_cell(x) for x in q["runs"]), num(f"{q['correct']}/{k}"),
-             num(f"{q['agreement']:.0%}")] for q in report["questions"]]
+             num(f"{q['agreement']:.0%}" if k > 1 else "–")] for q in report["questions"]]
     return table(head, rows)
 
 # %% ../../nbs/gaia/25a_report.ipynb #e2bd4b53
@@ -412,14 +430,23 @@ def _names(paths:list[str]) -> list[str]:
     return stems if len(set(stems)) == len(stems) else [str(p) for p in paths]
 
 # %% ../../nbs/gaia/25a_report.ipynb #71967cca
+def results_of(path:str|Path, # a results file
+              ) -> list[dict]:
+    "The records of a results file; an error naming the problem when it is missing or holds none."
+    from gaia_mas.gaia.tasks import read_results
+    if not Path(path).is_file(): raise FileNotFoundError(f"results file not found: {path}")
+    if not (records := read_results(path, repair=False)):
+        raise ValueError(f"{path} holds no results (it is empty): answer tasks into it first, "
+                         f"e.g. gaia-mas run metadata.jsonl --out {path}")
+    return records
+
 def cmd_report(args:argparse.Namespace) -> int:
     "Print (and write as HTML) the report of one or more results files."
-    from gaia_mas.gaia.tasks import load_tasks, read_results
-    for f in args.results:
-        if not Path(f).is_file(): raise FileNotFoundError(f"results file not found: {f}")
+    from gaia_mas.gaia.tasks import load_tasks
+    records = [results_of(f) for f in args.results]
     tasks, prices, names = load_tasks(args.gold) if args.gold else None, load_prices(args.prices), _names(args.results)
     logs = paths_from_logs(*args.log) if args.log else None
-    reports = [build_report(read_results(f, repair=False), tasks, prices, args.model, logs) for f in args.results]
+    reports = [build_report(recs, tasks, prices, args.model, logs) for recs in records]
     if not any(q["gold"] is not None for r in reports for q in r["questions"]):
         print("gaia-mas: the results carry no gold answers, so there is no accuracy; "
               "pass the task file: --gold metadata.jsonl", file=sys.stderr)

@@ -304,27 +304,38 @@ def forget(app, # a compiled graph
 class Ledger:
     "What each checkpoint thread's attempts have spent: calls, tokens, seconds and path, by thread id."
     def __init__(self, path:Optional[str|Path]=None): # a SQLite file; None keeps the ledger in memory
+        self.path, self.closed = None if path is None else str(path), False
         self.conn = sqlite3.connect(str(path or ":memory:"), check_same_thread=False, timeout=30)
         self.conn.execute("PRAGMA journal_mode=WAL"); self.conn.execute("PRAGMA synchronous=NORMAL")
         self.lock = threading.Lock()
         with self.lock, self.conn:
             self.conn.execute("CREATE TABLE IF NOT EXISTS spent (thread_id TEXT PRIMARY KEY, spent TEXT NOT NULL)")
 
+    def _run(self, sql:str, args:tuple) -> Optional[tuple]:
+        "One statement, committed, and its first row; after `close`, through a connection of its own (none in memory)."
+        with self.lock:
+            if not self.closed:
+                with self.conn: return self.conn.execute(sql, args).fetchone()
+            if self.path is None: return None
+            with contextlib.closing(sqlite3.connect(self.path, timeout=30)) as late, late:
+                return late.execute(sql, args).fetchone()
+
     def get(self, tid:str) -> dict:
         "What thread `tid` has spent so far; {} if nothing is recorded."
-        with self.lock: row = self.conn.execute("SELECT spent FROM spent WHERE thread_id = ?", (tid,)).fetchone()
+        row = self._run("SELECT spent FROM spent WHERE thread_id = ?", (tid,))
         return json.loads(row[0]) if row else {}
 
     def put(self, tid:str, spent:dict) -> None:
         "Record what thread `tid` has spent so far."
-        with self.lock, self.conn:
-            self.conn.execute("INSERT OR REPLACE INTO spent VALUES (?, ?)", (tid, json.dumps(spent)))
+        self._run("INSERT OR REPLACE INTO spent VALUES (?, ?)", (tid, json.dumps(spent)))
 
     def drop(self, tid:str) -> None:
         "Forget thread `tid`."
-        with self.lock, self.conn: self.conn.execute("DELETE FROM spent WHERE thread_id = ?", (tid,))
+        self._run("DELETE FROM spent WHERE thread_id = ?", (tid,))
 
-    def close(self) -> None: self.conn.close()
+    def close(self) -> None:
+        "Close the connection; calls still in flight (a run stopped by a second Ctrl-C) write through one of their own."
+        with self.lock: self.closed = True; self.conn.close()
 
 # %% ../../nbs/gaia/26_runner.ipynb #22da60c1
 @contextlib.contextmanager
@@ -439,6 +450,7 @@ def run_task(app, # a compiled graph
             state, meta = _run_once(app, task, tid, handlers, durability, timeout, ledger)
     earlier = meta.pop("earlier_s")
     meta |= {"wall_time_s": round(earlier + time.perf_counter() - t0, 3), "started_at": started, "repeat": repeat}
+    if task.get("file") and not Path(task["file"]).exists(): meta["missing_attachment"] = Path(task["file"]).name
     record = _record(task, state, **meta, **(extra or {}))
     log.info("task %s %s", task["task_id"], record["status"],
              extra={"event": "task_end", **{k: v for k, v in record.items() if k != "reasoning_trace"}})

@@ -8,9 +8,9 @@ import re, string
 from typing import Any, Iterable, Optional
 
 # %% auto #0
-__all__ = ['GOLD_KEYS', 'FAILURES', 'COST_FIELDS', 'is_float', 'normalize_number_str', 'split_string', 'normalize_str',
-           'question_scorer', 'clean_answer', 'wants_units', 'clean_number', 'normalize_answer', 'runs_by_task',
-           'golds_of', 'failure_of', 'sum_costs', 'judge']
+__all__ = ['GOLD_KEYS', 'FAILURES', 'GAVE_UP', 'UNUSABLE_REPLY', 'COST_FIELDS', 'is_float', 'normalize_number_str',
+           'split_string', 'normalize_str', 'question_scorer', 'clean_answer', 'wants_units', 'clean_number',
+           'normalize_answer', 'runs_by_task', 'golds_of', 'gave_no_answer', 'failure_of', 'sum_costs', 'judge']
 
 # %% ../../nbs/gaia/25_scoring.ipynb #3806c6fc
 def is_float(x:Any) -> bool:
@@ -141,14 +141,25 @@ def golds_of(records:Iterable[dict], # result records that may carry gold answer
 
 # %% ../../nbs/gaia/25_scoring.ipynb #7bf0ab17
 FAILURES = ("timeout", "error", "no_answer", "wrong_answer")
+GAVE_UP = "The question could not be answered"  # the graph's answer when its agents gave up (`state.FAILURE_ANSWER`)
+UNUSABLE_REPLY = ("did not return the JSON its schema asks for", "(finish_reason 'length')")
+
+def gave_no_answer(record:dict, # a run's record
+                  ) -> bool:
+    "Whether the model gave no answer (none written, its agents gave up, its replies unusable), not a failing server."
+    if record.get("status") == "error": return any(m in str(record.get("error") or "") for m in UNUSABLE_REPLY)
+    answer = str(record.get("model_answer") or "").strip()
+    return not answer or answer.rstrip(".") == GAVE_UP
+
 
 def failure_of(record:Optional[dict], # the run's record; None if the file has none
                gold:Optional[str], # the gold answer; None if unknown
               ) -> Optional[str]:
     "The run's failure category, or None if it is right (or has an answer and no gold to judge it by)."
     if record is None: return "no_answer"
-    if (status := record.get("status", "ok")) in ("timeout", "error"): return status
-    if status != "ok" or not str(record.get("model_answer") or "").strip(): return "no_answer"
+    if (status := record.get("status", "ok")) == "timeout": return status
+    if status == "error": return "no_answer" if gave_no_answer(record) else "error"
+    if status != "ok" or gave_no_answer(record): return "no_answer"
     return None if gold is None or question_scorer(record["model_answer"], gold) else "wrong_answer"
 
 # %% ../../nbs/gaia/25_scoring.ipynb #2b3d4377

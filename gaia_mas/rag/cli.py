@@ -4,7 +4,7 @@
 
 # %% ../../nbs/rag/38_cli.ipynb #aa1090b7
 from __future__ import annotations
-import argparse, functools, json, logging, os, sys, traceback, uuid
+import argparse, collections, functools, json, logging, os, posixpath, sys, traceback, uuid
 from pathlib import Path
 from typing import Optional, Sequence
 from ..core.settings import default_sessions, redact
@@ -12,12 +12,12 @@ from ..core.guards import printable
 from ..core.utils import run_sync
 from .kb_search import check_metadata
 from .options import empty_kb_note, open_kb_for, parse_filters, parse_meta
-from .rules import PATTERN_CHOICES
+from .rules import PATTERN_CHOICES, PATTERN_HELP
 
 # %% auto #0
-__all__ = ['cmd_ask', 'guarded', 'cmd_ingest', 'cmd_embed', 'cmd_rm', 'search_filters', 'format_hit', 'cmd_search', 'cmd_stats',
-           'cmd_sessions', 'ask_session', 'print_answer', 'cmd_rag_ask', 'duration', 'cmd_serve', 'add_rag_parsers',
-           'rag_main']
+__all__ = ['cmd_ask', 'guarded', 'cmd_ingest', 'cmd_embed', 'named_sources', 'cmd_rm', 'search_filters', 'cited', 'format_hit',
+           'cmd_search', 'cmd_stats', 'cmd_sessions', 'ask_session', 'print_answer', 'cmd_rag_ask', 'duration',
+           'cmd_serve', 'add_rag_parsers', 'rag_main']
 
 # %% ../../nbs/rag/38_cli.ipynb #bdde2462
 def _failure(e:BaseException) -> tuple[int, str]:
@@ -79,6 +79,15 @@ def _no_embedder_note(args:argparse.Namespace, kb) -> None:
               "GAIA_MAS_EMBEDDINGS_BASE_URL), or set OPENAI_API_KEY for an OpenAI model; the text is stored, "
               "so keyword search works, and `gaia-mas rag embed` adds the vectors later", file=sys.stderr)
 
+def _skipped_lines(skipped:list, verbose:bool) -> None:
+    "One line per skipped file worth a look (unreadable, unparsable); every one with -v, else a count of those left out."
+    plain = [(p, w) for p, w in skipped if w.startswith("unsupported file type")]  # images, stylesheets ...
+    for path, why in skipped if verbose else [x for x in skipped if x not in plain]:
+        print(f"gaia-mas: skipped {printable(path)}: {printable(why)}", file=sys.stderr)
+    if plain and not verbose:
+        print(f"gaia-mas: {len(plain)} files of types no reader handles were skipped (counted below; -v lists them)",
+              file=sys.stderr)
+
 def cmd_ingest(args:argparse.Namespace) -> int:
     "gaia-mas rag ingest: files and folders into the knowledge base."
     from gaia_mas.rag.ingest import ingest
@@ -87,7 +96,7 @@ def cmd_ingest(args:argparse.Namespace) -> int:
         bars = not args.no_progress and sys.stderr.isatty()
         rep = ingest(kb, args.paths, meta, progress=bars, embed=not args.no_embed,
                      follow_links=getattr(args, "follow_links", False), name=getattr(args, "name", None))
-        for path, why in rep.skipped: print(f"gaia-mas: skipped {printable(path)}: {printable(why)}", file=sys.stderr)
+        _skipped_lines(rep.skipped, args.verbose)
         for path, why in rep.failed: print(f"gaia-mas: failed {printable(path)}: {printable(why)}", file=sys.stderr)
         _no_embedder_note(args, kb)
         print(json.dumps({**rep.__dict__, "kb": redact(kb.url)}) if args.json else rep.summary())
@@ -109,33 +118,57 @@ def cmd_embed(args:argparse.Namespace) -> int:
     return 0
 
 # %% ../../nbs/rag/38_cli.ipynb #c1a0f001
+def named_sources(kb, # an open knowledge base
+                  names, # its `SourceNames`
+                  paths:Sequence[str], # documents or folders as a person gives them
+                 ) -> list[str]:
+    "The stored sources `paths` stand for: names as search results and the API show them, or file and folder paths."
+    srcs = kb.sources()
+    found = {s for p in paths for q in (p, str(Path(p).resolve())) for s in names.under(q, srcs)}
+    return sorted(found)
+
 def cmd_rm(args:argparse.Namespace) -> int:
-    "gaia-mas rag rm: remove sources (a file, or every file under a folder)."
+    "gaia-mas rag rm: remove documents by the names search results show (or by path); a folder, everything in it."
+    from gaia_mas.rag.sources import SourceNames
     with _open(args) as kb:
-        gone = [s for p in args.paths for s in kb.remove(str(Path(p).resolve()))]
-    for s in gone: print(f"removed {printable(s)}")
-    if not gone: print(f"gaia-mas: nothing to remove: no source is or is under {', '.join(args.paths)}",
-                       file=sys.stderr)
+        names = SourceNames.of(kb)
+        gone = [s for src in named_sources(kb, names, args.paths) for s in kb.remove(src)]
+    for s in gone: print(f"removed {printable(names.public(s))}")
+    if not gone: print(f"gaia-mas: nothing to remove: no document is named {', '.join(map(printable, args.paths))} "
+                       "or is in such a folder; give names as `gaia-mas rag search` shows them (e.g. "
+                       "uploads/note.md) or file paths", file=sys.stderr)
     return 0 if gone else 1
 
 # %% ../../nbs/rag/38_cli.ipynb #26d168d7
 def search_filters(items:Sequence[str], # the --filter arguments
+                   names=None, # the knowledge base's `SourceNames`
+                   sources:Sequence[str]=(), # its stored sources
                   ) -> dict:
-    "The --filter arguments as a filter dict; a `source^=` path made absolute, as the stored sources are."
-    filters = parse_filters(items, "--filter")
+    "The --filter arguments as a filter dict; `source` names as shown, or paths on this machine, as stored."
+    from gaia_mas.rag.sources import SourceNames, public_filters
+    filters = public_filters(parse_filters(items, "--filter"), names or SourceNames({}), sources) or {}
     src = filters.get("source")
-    if isinstance(src, dict) and "prefix" in src:
-        src["prefix"] = str(Path(src["prefix"]).resolve()) + ("/" if src["prefix"].endswith("/") else "")
+    if isinstance(src, dict) and "prefix" in src and not posixpath.isabs(p := src["prefix"]) and Path(p).exists():
+        src["prefix"] = str(Path(p).resolve()) + ("/" if p.endswith("/") else "")  # a folder given by its path
     return filters
+
+def cited(h, # a `Hit`
+          names=None, # the knowledge base's `SourceNames`
+         ) -> str:
+    "The hit's citation with its file named as outside the server: 'docs/breakers.md § Half-open'."
+    base = posixpath.basename(h.source)
+    if names is None or not h.citation.startswith(base): return h.citation
+    return names.public(h.source) + h.citation[len(base):]
 
 def format_hit(i:int, # the hit's rank, from 1
                h, # a `Hit`
                width:int=300, # characters of the passage shown
+               names=None, # the knowledge base's `SourceNames`, to name the file as outside the server
               ) -> str:
     "A hit for people: rank, citation and score, then the passage's lines, indented, cut at `width` characters."
     text = h.text if len(h.text) <= width else h.text[:width].rstrip() + " ..."
     lines = "\n".join(f"    {printable(l)}" for l in text.splitlines())
-    return f"[{i}] {printable(h.citation)}  (score {h.score:.3f})\n{lines}\n"
+    return f"[{i}] {printable(cited(h, names))}  (score {h.score:.3f})\n{lines}\n"
 
 # %% ../../nbs/rag/38_cli.ipynb #56b607e8
 def cmd_search(args:argparse.Namespace) -> int:
@@ -143,27 +176,36 @@ def cmd_search(args:argparse.Namespace) -> int:
     if not args.query.strip():
         raise ValueError("empty query: give the words or question to search for, "
                          "e.g. gaia-mas rag search 'circuit breaker'")
-    filters = search_filters(args.filter)
+    from gaia_mas.rag.sources import SourceNames, public_hit
     with _open(args) as kb:
+        names = SourceNames.of(kb)
+        filters = search_filters(args.filter, names, kb.sources() if args.filter else ())
         hits = kb.search(args.query, mode=args.mode, k=args.k, filters=filters or None, diverse=args.diverse)
         empty = None if hits else empty_kb_note(kb)
     for w in [empty] if empty else hits.warnings: print(f"gaia-mas: {w}", file=sys.stderr)
     for i, h in enumerate(hits, 1):
-        print(json.dumps(h.to_dict(), ensure_ascii=False) if args.json else format_hit(i, h, args.width))
+        print(json.dumps(public_hit(h.to_dict(), names), ensure_ascii=False) if args.json
+              else format_hit(i, h, args.width, names))
     return 0 if hits else 1
 
 # %% ../../nbs/rag/38_cli.ipynb #599f7180
 def cmd_stats(args:argparse.Namespace) -> int:
     "gaia-mas rag stats: documents, chunks, index size and the embedding model."
-    with _open(args) as kb: s = kb.stats()
-    s = {**s, "url": redact(s["url"])}
+    from gaia_mas.rag.ingest import SYSTEM_FIELDS
+    from gaia_mas.rag.sources import SourceNames
+    with _open(args) as kb: s, names, srcs = kb.stats(), SourceNames.of(kb), kb.sources()
+    tops = collections.Counter(names.public(x).split("/")[0] if "/" in names.public(x) else "(files)" for x in srcs)
+    s = {**s, "url": redact(s["url"]), "names": dict(tops.most_common()),
+         "metadata": [f for f in s["fields"] if f not in SYSTEM_FIELDS]}
     if args.json: print(json.dumps(s)); return 0
     sem = "on" if s["vectors"] and s["embedder_available"] else "off"
     index = ", ".join(f"{k} {v / 2**20:.2f}" for k, v in s["index_bytes"].items())
-    rows = [("knowledge base", f"{s['url']} ({s['backend']})"), ("documents", s["documents"]),
+    by_name = ", ".join(f"{k} {v}" for k, v in list(s["names"].items())[:8]) + (", ..." if len(s["names"]) > 8 else "")
+    rows = [("knowledge base", f"{s['url']} ({s['backend']})"),
+            ("documents", f"{s['documents']} ({printable(by_name)})" if by_name else s["documents"]),
             ("chunks", s["chunks"]), ("vectors", s["vectors"]),
             ("embedding model", f"{s['embedding_model'] or 'none'} (semantic search {sem})"),
-            ("size", f"{s['size_bytes'] / 2**20:.1f} MiB ({index})"), ("fields", printable(", ".join(s["fields"])))]
+            ("size", f"{s['size_bytes'] / 2**20:.1f} MiB ({index})"), ("metadata", printable(", ".join(s["metadata"]) or "none"))]
     print("\n".join(f"{k:<15} {v}" for k, v in rows))
     return 0
 
@@ -296,7 +338,11 @@ def _ingest_parsers(rag) -> None:
     "`rag ingest` and `rag embed`: text first, vectors now or later."
     i = rag.add_parser("ingest", help="add files and folders (PDF, Word, PowerPoint, Excel, HTML, Markdown, notebooks, "
                                       "reStructuredText, text, CSV, JSON)")
-    i.add_argument("paths", nargs="+", metavar="PATH"); _kb_option(i); _verbose(i)
+    i.add_argument("paths", nargs="+", metavar="PATH",
+                   help="files and folders to add; folders are read with their subfolders, hidden files left out")
+    _kb_option(i)
+    i.add_argument("-v", "--verbose", action="store_true",
+                   help="list every skipped file (images, stylesheets ...), tracebacks, and gaia_mas's logs")
     i.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE",
                    help="a tag for every chunk, e.g. --meta team=payments (repeatable)")
     i.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -315,9 +361,12 @@ def _ingest_parsers(rag) -> None:
 def _query_parsers(rag) -> None:
     "`rag rm`, `rag search` and `rag stats`."
     r = rag.add_parser("rm", help="remove a source, or every source under a folder")
-    r.add_argument("paths", nargs="+", metavar="PATH"); _kb_option(r); _verbose(r); r.set_defaults(func=guarded(cmd_rm))
+    r.add_argument("paths", nargs="+", metavar="NAME", help="documents named as `rag search` and the API show them "
+                   "(e.g. docs/guide.md, uploads/note.md), or file paths; a folder's name removes everything in it")
+    _kb_option(r); _verbose(r); r.set_defaults(func=guarded(cmd_rm))
     s = rag.add_parser("search", help="ranked passages with citations")
-    s.add_argument("query"); _kb_option(s); _verbose(s)
+    s.add_argument("query", help="the words or question to search for, quoted: gaia-mas rag search 'circuit breaker'")
+    _kb_option(s); _verbose(s)
     s.add_argument("--mode", choices=["keyword", "semantic", "hybrid"], default="hybrid", help="default hybrid")
     s.add_argument("--filter", action="append", default=[], metavar="EXPR",
                    help="key=value, key=a,b, key>=v, key<=v, key^=prefix, or a JSON object (repeatable)")
@@ -329,19 +378,19 @@ def _query_parsers(rag) -> None:
                    help="one JSON object per hit: source, score, citation, text, metadata")
     s.set_defaults(func=guarded(cmd_search))
     t = rag.add_parser("stats", help="documents, chunks, index size and embedding model"); _kb_option(t); _verbose(t)
-    t.add_argument("--json", action="store_true"); t.set_defaults(func=guarded(cmd_stats))
+    t.add_argument("--json", action="store_true", help="print the figures as JSON"); t.set_defaults(func=guarded(cmd_stats))
 
 # %% ../../nbs/rag/38_cli.ipynb #7ca17748
 def _ask_parser(rag, add_model_options) -> None:
     "`rag ask`: one question through a workflow."
     a = rag.add_parser("ask", help="answer a question from the knowledge base with a multi-agent workflow")
-    a.add_argument("question"); _kb_option(a)
-    a.add_argument("--pattern", choices=PATTERN_CHOICES, default="auto")
+    a.add_argument("question", help='the question, quoted: gaia-mas rag ask "What is a circuit breaker?"'); _kb_option(a)
+    a.add_argument("--pattern", choices=PATTERN_CHOICES, default="auto", help=PATTERN_HELP)
     a.add_argument("--session-id", help="keep the conversation under this name and continue it: give the same name "
                                         "to each run (without it, each run starts a new conversation)")
     a.add_argument("--sessions", help="where --session-id conversations are kept: a checkpointer URL "
                                       "(default: the KB's Postgres, else sessions.sqlite beside the KB)")
-    a.add_argument("--json", action="store_true")
+    a.add_argument("--json", action="store_true", help="print the answer with its citations and metadata as JSON")
     _session_options(a); add_model_options(a); a.set_defaults(func=guarded(cmd_rag_ask))
 
 def cmd_serve(args:argparse.Namespace) -> int:
@@ -352,8 +401,12 @@ def cmd_serve(args:argparse.Namespace) -> int:
 def _serve_parser(sub, add_model_options) -> None:
     "`serve`: the HTTP service."
     v = sub.add_parser("serve", help="the RAG HTTP API")
-    v.add_argument("--host", default="127.0.0.1"); v.add_argument("--port", type=int, default=8000); _kb_option(v)
-    v.add_argument("--workers", type=int, default=1)
+    v.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1, this machine "
+                                                       "only; 0.0.0.0 listens on every network interface)")
+    v.add_argument("--port", type=int, default=8000, help="the port to listen on (default 8000)"); _kb_option(v)
+    v.add_argument("--workers", type=int, default=1,
+                   help="processes answering requests side by side, each with its own models and connections "
+                        "(default 1)")
     v.add_argument("--api-key", default=os.environ.get("GAIA_MAS_API_KEY"),
                    help="required API key (default $GAIA_MAS_API_KEY; given here it shows in `ps`: "
                         "prefer the variable or --api-key-file)")
@@ -379,7 +432,7 @@ def _sessions_parsers(rag) -> None:
         q.add_argument("--kb", help="the knowledge base whose sessions are meant "
                                     "(default $GAIA_MAS_KB or the cache folder's)")
         q.add_argument("--sessions", help="checkpointer URL (default: as for serve)")
-        q.add_argument("--json", action="store_true")
+        q.add_argument("--json", action="store_true", help="print the result as JSON")
     ss.choices["list"].add_argument("--limit", type=int, help="show at most this many")
     ss.choices["prune"].add_argument("--older-than", type=duration, help="delete sessions idle this long, e.g. 7d "
                                                                          "(default: delete none, only compact)")

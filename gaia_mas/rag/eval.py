@@ -12,7 +12,7 @@ from ..core.guards import printable
 from ..core.page import COLORS, Bar, Cell, Raw, cards, cut, page, range_bars, section, table
 from ..core.settings import redact
 from .kb_search import MAX_QUERY
-from .rules import PATTERN_CHOICES
+from .rules import PATTERN_CHOICES, PATTERN_HELP
 
 # %% auto #0
 __all__ = ['EXAMPLE', 'MAX_QUESTION', 'MODES', 'VERDICTS', 'source_matches', 'Question', 'read_golden', 'match_sources',
@@ -169,6 +169,12 @@ def _row(q:Question, runs:dict, per:dict) -> dict:
     return {"id": q.id, "line": q.line, "question": q.question, "relevant": q.relevant, "sources": q.sources,
             "answer": q.answer, "modes": {m: mode(m) for m in runs}}
 
+def _named(row:dict, names) -> dict:
+    "The row with its sources and rankings named as the API and citations name them (`SourceNames`)."
+    pub = lambda xs: [names.public(s) for s in xs]
+    return {**row, "sources": pub(row["sources"]),
+            "modes": {m: {**v, "ranked": pub(v["ranked"])} for m, v in row["modes"].items()}}
+
 def _summary(rows:list[dict], m:str, warnings:list[str]) -> dict:
     "A mode's means, and the ids of the questions it found wholly, partly or not at all."
     got = [r["modes"][m] for r in rows]
@@ -195,7 +201,9 @@ def evaluate(kb, # an open knowledge base
                else "; ".join((rejected + notes)[:3]) or "the file holds no question")
         raise ValueError(f"no question of {golden} can be evaluated: {why}")
     runs, warns = search_runs(kb, questions, modes, k, diverse)
-    rows = [_row(q, runs, {m: score_run(questions, runs[m], k) for m in modes}) for q in questions]
+    from gaia_mas.rag.sources import SourceNames
+    names = SourceNames.of(kb)
+    rows = [_named(_row(q, runs, {m: score_run(questions, runs[m], k) for m in modes}), names) for q in questions]
     return {"golden": str(golden), "kb": redact(kb.url), "k": k, "diverse": diverse, "questions": rows,
             "modes": {m: _summary(rows, m, warns[m]) for m in modes}, "rejected": len(rejected),
             "left_out": [{"id": q.id, "line": q.line, "question": q.question} for q in left],
@@ -483,7 +491,7 @@ def add_eval_parser(rag, # the `gaia-mas rag` subparsers
     e.add_argument("--html", type=Path, metavar="FILE", help="also write the report as one self-contained HTML page")
     e.add_argument("--answers", action="store_true", help="also answer each question with --pattern and check that "
                    "the answer cites a relevant source (needs a model, or --provider scripted)")
-    e.add_argument("--pattern", choices=PATTERN_CHOICES, default="auto")
+    e.add_argument("--pattern", choices=PATTERN_CHOICES, default="auto", help=PATTERN_HELP)
     e.add_argument("--judge", metavar="MODEL", help="grade each answer against the golden answer with this model "
                    "(same provider and server; implies --answers)")
     model_options(e); e.set_defaults(func=guard(cmd_eval))

@@ -10,17 +10,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable, Optional, Sequence
 from .kb import KnowledgeBase, citation_for, open_kb, HashEmbeddings
+from .kb_base import mark_embedding
 from ..core.settings import cache_dir
 from ..core.guards import Budget, Isolated, UnsafeDocument, cap_metadata, check_file, load_front_matter
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'TEXT_TYPES', 'SUPPORTED', 'LIST_FIELDS', 'READERS', 'CHUNK_SIZE', 'CHUNK_OVERLAP', 'CHUNKER', 'SYSTEM_FIELDS',
-           'sample_dir', 'Section', 'trim_lines', 'markdown_sections', 'meta_value', 'read_markdown', 'html_sections',
-           'read_html', 'notebook_markdown', 'read_notebook', 'read_pdf', 'read_docx', 'read_other', 'read_sections',
-           'user_fields', 'split_section', 'chunk_document', 'embed_text', 'chunk_bounded', 'IngestReport',
-           'iter_files', 'backfill_vectors', 'ingest', 'sample_kb']
+__all__ = ['log', 'TEXT_TYPES', 'SUPPORTED', 'LIST_FIELDS', 'PAGE_META', 'PAGE_META_PREFIXES', 'READERS', 'CHUNK_SIZE',
+           'CHUNK_OVERLAP', 'CHUNKER', 'SYSTEM_FIELDS', 'SKIP_KINDS', 'sample_dir', 'Section', 'trim_lines',
+           'markdown_sections', 'meta_value', 'read_markdown', 'html_sections', 'page_markup', 'read_html',
+           'notebook_markdown', 'read_notebook', 'read_pdf', 'read_docx', 'read_other', 'read_sections', 'user_fields',
+           'split_section', 'chunk_document', 'embed_text', 'chunk_bounded', 'skip_kind', 'skipped_counts',
+           'IngestReport', 'iter_files', 'backfill_vectors', 'ingest', 'sample_kb']
 
 # %% ../../nbs/rag/31_ingest.ipynb #acf9fd2d
 def sample_dir() -> Path:
@@ -111,6 +113,17 @@ def html_sections(soup, # a parsed page (BeautifulSoup), changed in place
     return out
 
 # %% ../../nbs/rag/31_ingest.ipynb #79016786
+PAGE_META = {"viewport", "generator", "theme-color", "color-scheme", "supported-color-schemes", "robots", "googlebot",
+             "referrer", "format-detection", "application-name", "mobile-web-app-capable", "handheldfriendly",
+             "mobileoptimized", "csrf-token", "csrf-param", "x-ua-compatible", "google-site-verification"}
+PAGE_META_PREFIXES = ("msapplication-", "apple-", "twitter:", "og:", "fb:", "docsearch:", "turbo-", "google-")
+
+def page_markup(name:str, # a `<meta name=...>` of an HTML page
+               ) -> bool:
+    "Whether the tag is for browsers, crawlers or social sites (viewport, generator, twitter:card...), not the reader."
+    name = name.strip().lower()
+    return name in PAGE_META or name.startswith(PAGE_META_PREFIXES)
+
 def read_html(path:Path) -> tuple[str, dict, list[Section]]:
     "Title, <meta> metadata and sections of an HTML file, parsed by BeautifulSoup."
     import warnings
@@ -121,7 +134,7 @@ def read_html(path:Path) -> tuple[str, dict, list[Section]]:
         soup = BeautifulSoup(plain_text(path).replace("\0", ""), "lxml")
     for t in soup(["script", "style", "noscript", "template", "iframe"]): t.decompose()
     meta = {m["name"]: meta_value(m["name"], m["content"]) for m in soup.find_all("meta")
-            if m.get("name") and m.get("content") is not None}
+            if m.get("name") and m.get("content") is not None and not page_markup(m["name"])}
     title = soup.title.get_text(strip=True) if soup.title and soup.title.get_text(strip=True) else path.stem
     return title, meta, html_sections(soup)
 
@@ -281,6 +294,40 @@ def chunk_bounded(path:str|Path, # one file
     return _parser(budget)(Path(path), meta)
 
 # %% ../../nbs/rag/31_ingest.ipynb #e3d53934
+SKIP_KINDS = {"images": ".png .jpg .jpeg .gif .svg .webp .ico .bmp .tif .tiff .avif .heic",
+              "stylesheets": ".css .scss .sass .less", "scripts": ".js .mjs .cjs .map",
+              "fonts": ".woff .woff2 .ttf .otf .eot", "archives": ".zip .gz .tgz .tar .bz2 .xz .7z .rar",
+              "audio and video files": ".mp3 .mp4 .wav .ogg .webm .mov .avi .m4a .flac"}
+_KIND_OF = {ext: kind for kind, exts in SKIP_KINDS.items() for ext in exts.split()}
+
+def skip_kind(path:str, # a skipped file
+              why:str, # why it was skipped
+             ) -> str:
+    "What kind of file was skipped, for counts: images, stylesheets ..., other files, unreadable files, links ..."
+    if why.startswith("unsupported file type"): return _KIND_OF.get(Path(path).suffix.lower(), "other files")
+    if "symbolic link" in why: return "broken links" if why.startswith("a broken") else "links not followed"
+    if why.startswith("cannot read"): return "unreadable files"
+    if why == "no text found": return "files without text"
+    if why == "no such file or folder": return "missing paths"
+    return "files that failed to parse"
+
+_ONE = {"images": "image", "stylesheets": "stylesheet", "scripts": "script", "fonts": "font", "archives": "archive",
+        "audio and video files": "audio or video file", "broken links": "broken link",
+        "links not followed": "link not followed", "unreadable files": "unreadable file",
+        "files without text": "file without text", "missing paths": "missing path",
+        "files that failed to parse": "file that failed to parse", "other files": "other file"}
+
+def skipped_counts(skipped:Sequence[tuple[str, str]], # (path, reason) pairs
+                  ) -> str:
+    "The skipped files counted by kind, most first: '150 images, 44 stylesheets, 2 other files (.py, .xml)'."
+    kinds: dict = {}
+    for path, why in skipped: kinds.setdefault(skip_kind(path, why), []).append(Path(path).suffix.lower() or "(none)")
+    def one(kind, exts):
+        name = f"{len(exts)} {kind if len(exts) > 1 else _ONE[kind]}"
+        top = sorted(set(exts), key=exts.count, reverse=True)[:3]
+        return name if kind != "other files" else f"{name} ({', '.join(top)})"
+    return ", ".join(one(k, v) for k, v in sorted(kinds.items(), key=lambda kv: -len(kv[1])))
+
 @dataclass
 class IngestReport:
     "What an ingest did."
@@ -290,19 +337,22 @@ class IngestReport:
     skipped: list = field(default_factory=list)  # (path, reason): files not ingested (unreadable, refused, unsupported)
     failed: list = field(default_factory=list)  # (path, reason): files the knowledge base did not take (e.g. locked)
     chunks: int = 0
-    seconds: float = 0.0
+    seconds: float = 0.0  # the whole run
     semantic: bool = True
     vectors: int = 0  # chunks embedded by this run
     vector_seconds: float = 0.0
+    text_seconds: float = 0.0  # reading, chunking and writing the text
 
     def summary(self) -> str:
-        "One line for people."
-        s = (f"{len(self.added)} added, {len(self.updated)} updated, {len(self.unchanged)} unchanged, "
-             f"{len(self.skipped)} skipped{f', {len(self.failed)} failed' if self.failed else ''}; "
-             f"{self.chunks} chunks written in {self.seconds:.1f}s")
+        "One line for people: the files by outcome, the skipped ones by kind, the text's time and the vectors' apart."
+        skipped = f"{len(self.skipped)} skipped" + (f" ({skipped_counts(self.skipped)})" if self.skipped else "")
+        s = (f"{len(self.added)} added, {len(self.updated)} updated, {len(self.unchanged)} unchanged, {skipped}"
+             f"{f', {len(self.failed)} failed' if self.failed else ''}; "
+             f"{self.chunks} chunks written in {self.text_seconds:.1f}s")
         if self.vectors:
             rate = self.vectors / max(self.vector_seconds, 1e-9)
-            s += f"; {self.vectors} vectors in {self.vector_seconds:.1f}s ({rate:.1f} chunks/s)"
+            s += (f", {self.vectors} vectors in {self.vector_seconds:.1f}s ({rate:.1f} chunks/s); "
+                  f"{self.seconds:.1f}s in all")
         off = "; semantic search is off (no vectors: run `gaia-mas rag embed`, or see --embeddings)"
         return s + ("" if self.semantic else off)
 
@@ -348,11 +398,14 @@ def backfill_vectors(kb:KnowledgeBase, # the knowledge base, with its embedder
     from tqdm.auto import tqdm
     if kb.embeddings is None or not (total := kb.missing_count()): return 0
     n, bar = 0, tqdm(total=total, unit="chunk", desc="vectors", disable=not progress, file=sys.stderr, smoothing=0.1)
-    with bar:
-        while todo := kb.missing_vectors(batch):
-            rows = kb.rows([i for i, _ in todo])
-            texts = [embed_text(rows[i]) if i in rows else t for i, t in todo]
-            kb.set_vectors(list(zip([i for i, _ in todo], kb.embed(texts)))); n += len(todo); bar.update(len(todo))
+    try:
+        with bar:
+            while todo := kb.missing_vectors(batch):
+                mark_embedding(kb)  # searches meanwhile say that the vectors are on their way
+                rows = kb.rows([i for i, _ in todo])
+                texts = [embed_text(rows[i]) if i in rows else t for i, t in todo]
+                kb.set_vectors(list(zip([i for i, _ in todo], kb.embed(texts)))); n += len(todo); bar.update(len(todo))
+    finally: mark_embedding(kb, False)
     return n
 
 # %% ../../nbs/rag/31_ingest.ipynb #d6fa124a
@@ -417,16 +470,20 @@ def ingest(kb:KnowledgeBase, # where to write
     t0, rep = time.perf_counter(), IngestReport(semantic=embed)
     record_roots(kb, paths, name)  # the folders the sources are named relative to, outside the server
     files, parse, pending = list(iter_files(paths, follow_links)), _parser(budget), {}
-    if embed and files: _check_embedder(kb)
+    if embed and files: _check_embedder(kb); mark_embedding(kb)  # searches meanwhile say the vectors are coming
     bar = tqdm(files, unit="file", disable=not progress, file=sys.stderr)
-    with kb.bulk():
-        for f, why in bar:
-            if item := _prepared(kb, f, why, meta, parse, pending, rep): pending[item[0]["source"]] = item
-            if sum(len(p[1]) for p in pending.values()) >= batch: _flush(kb, pending, rep)
-            bar.set_postfix(chunks=rep.chunks, refresh=False)
-        if pending: _flush(kb, pending, rep)
-        bar.close(); t1 = time.perf_counter()
-        if embed: rep.vectors = _embed_all(kb, progress)
+    try:
+        with kb.bulk():
+            for f, why in bar:
+                if item := _prepared(kb, f, why, meta, parse, pending, rep): pending[item[0]["source"]] = item
+                if sum(len(p[1]) for p in pending.values()) >= batch: _flush(kb, pending, rep)
+                if embed: mark_embedding(kb)  # at most every 30 s
+                bar.set_postfix(chunks=rep.chunks, refresh=False)
+            if pending: _flush(kb, pending, rep)
+            bar.close(); t1 = time.perf_counter(); rep.text_seconds = t1 - t0
+            if embed: rep.vectors = _embed_all(kb, progress)
+    finally:
+        if embed and files: mark_embedding(kb, False)
     rep.vector_seconds, rep.seconds = time.perf_counter() - t1, time.perf_counter() - t0
     return rep
 

@@ -4,16 +4,19 @@
 
 # %% ../../nbs/rag/30_kb_base.ipynb #3c910926
 from __future__ import annotations
-import collections, contextlib, functools, hashlib, math, os, posixpath, re, threading, time
+import collections, contextlib, functools, hashlib, json, logging, math, os, posixpath, re, socket, threading, time
 from typing import Iterable, Optional, Protocol, Sequence, runtime_checkable
 from fastcore.basics import patch
 from .kb_search import (LITERAL_DEPTH, MODES, STOP_WORDS, WORD, Hit, Hits, dedupe, hybrid,
                                     normalize_filters, query_terms, relabel, spread, unique_names)
 from .sources import SourceNames
 
+log = logging.getLogger(__name__)
+
 # %% auto #0
-__all__ = ['QUERY_VECTORS', 'ENGINE_METHODS', 'Embedder', 'HashEmbeddings', 'embedding_name', 'default_embeddings',
-           'cached_query_vector', 'KnowledgeBase', 'SemanticSearchOff']
+__all__ = ['log', 'QUERY_VECTORS', 'ENGINE_METHODS', 'EMBEDDING_KEY', 'Embedder', 'HashEmbeddings', 'embedding_name',
+           'default_embeddings', 'cached_query_vector', 'KnowledgeBase', 'mark_embedding', 'embedding_underway',
+           'SemanticSearchOff']
 
 # %% ../../nbs/rag/30_kb_base.ipynb #5d0c1e7a
 @runtime_checkable
@@ -190,6 +193,37 @@ def _literal(self:KnowledgeBase, terms:list[str], words:Sequence[tuple[int, floa
     if getattr(self.embeddings, "lexical", False): return True
     return self._any_holds_all([i for i, _ in words[:LITERAL_DEPTH]], terms)
 
+# %% ../../nbs/rag/30_kb_base.ipynb #e83726f0
+EMBEDDING_KEY = "embedding_underway"  # the setting that says who adds vectors now, and when they last said so
+
+def mark_embedding(kb:KnowledgeBase, # the knowledge base being embedded
+                   active:bool=True, # False: the vectors are done (or the run stopped)
+                  ) -> None:
+    "Note in `kb` that this process is adding vectors (at most every 30 s), or that it stopped."
+    now = time.monotonic()
+    if active and now - getattr(kb, "_marked", -1e9) < 30: return
+    kb._marked = now if active else -1e9
+    note = json.dumps({"at": time.time(), "pid": os.getpid(), "host": socket.gethostname()}) if active else ""
+    try: kb.set_info(EMBEDDING_KEY, note)
+    except Exception as e:
+        if active: raise
+        log.warning("could not clear the note that vectors are being added: %s", e)  # a stop must not fail on it
+
+def _alive(pid:int) -> bool:
+    try: os.kill(pid, 0)
+    except ProcessLookupError: return False
+    except OSError: pass  # another user's process
+    return True
+
+def embedding_underway(kb:KnowledgeBase, # the knowledge base
+                       stale:float=600, # seconds after which a note counts as left by a run that died
+                      ) -> bool:
+    "Whether a process is adding vectors to `kb` now, by the note `mark_embedding` keeps."
+    try: note = json.loads(kb.info(EMBEDDING_KEY) or "{}")
+    except ValueError: return False
+    if not isinstance(note, dict) or time.time() - float(note.get("at") or 0) > stale: return False
+    return note.get("host") != socket.gethostname() or _alive(int(note.get("pid") or 0))
+
 # %% ../../nbs/rag/30_kb_base.ipynb #e7bb745d
 class SemanticSearchOff(Exception):
     "Semantic search was asked for but the knowledge base has no usable embedder."
@@ -197,6 +231,9 @@ class SemanticSearchOff(Exception):
 @patch
 def _query_vector(self:KnowledgeBase, query:str) -> list[float]:
     "The query's vector; SemanticSearchOff saying why there is none and what to do."
+    if not self.has_vectors() and embedding_underway(self): raise SemanticSearchOff(
+        "semantic search is off until the first vectors are in: an ingest is adding them now; "
+        "search with --mode keyword meanwhile, or again when it ends")
     if not self.has_vectors(): raise SemanticSearchOff(
         "semantic search is off: this knowledge base has no vectors yet (it was built with --no-embed or "
         "without an embedding model); run `gaia-mas rag embed` to add them with the built-in model, "
@@ -226,8 +263,9 @@ def _mode_and_vector(self:KnowledgeBase, query:str, mode:str, warnings:list) -> 
         warnings.append(str(e) + ("; hybrid search fell back to keyword search" if mode == "hybrid" else ""))
         return ("semantic", None) if mode == "semantic" else ("keyword", None)
     if missing := self._missing_now():
-        warnings.append(f"{missing} chunks have no vector yet, so semantic search does not see them: "
-                        "run `gaia-mas rag embed`")
+        fix = ("their vectors are on their way: an ingest is adding them now" if embedding_underway(self)
+               else "run `gaia-mas rag embed`")
+        warnings.append(f"{missing} chunks have no vector yet, so semantic search does not see them: {fix}")
     return mode, vec
 
 # %% ../../nbs/rag/30_kb_base.ipynb #e1f916f7

@@ -8,13 +8,16 @@ import re
 from typing import Any, Literal
 
 # %% auto #0
-__all__ = ['PATTERNS', 'Pattern', 'PATTERN_CHOICES', 'MAX_QUESTION', 'SESSION_ID', 'SSE_HEADERS', 'InvalidRequest', 'check_text',
-           'check_question', 'check_session_id', 'check_flag', 'check_request']
+__all__ = ['PATTERNS', 'Pattern', 'PATTERN_CHOICES', 'PATTERN_HELP', 'MAX_QUESTION', 'SESSION_ID', 'SSE_HEADERS',
+           'InvalidRequest', 'check_text', 'check_question', 'check_session_id', 'check_flag', 'check_request']
 
 # %% ../../nbs/rag/33a_rules.ipynb #477c50c9
 PATTERNS = ("sequential", "parallel", "supervisor")  # the workflows, by name
 Pattern = Literal[PATTERNS]  # one of them, as a type
 PATTERN_CHOICES = (*PATTERNS, "auto")  # what a request may name: a workflow, or the selector's choice
+PATTERN_HELP = ("the workflow: sequential (research, analysis, synthesis), parallel (three approaches at once, the best "
+                "answer kept), supervisor (an agent that hands the question to workers), or auto (chosen per "
+                "question; default)")
 
 # %% ../../nbs/rag/33a_rules.ipynb #1356e29d
 class InvalidRequest(ValueError):

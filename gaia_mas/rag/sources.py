@@ -65,6 +65,11 @@ class SourceNames:
         "The stored sources among `sources` named `name` outside (or stored as `name`)."
         return [s for s in sources if s == name or self.public(s) == name]
 
+    def under(self, name:str, sources:Iterable[str]) -> list[str]:
+        "The stored sources among `sources` named `name`, or in the folder `name`, as shown outside or as stored."
+        name = name.rstrip("/") or name
+        return [s for s in sources if _inside(s, name) or _inside(self.public(s), name)]
+
 # %% ../../nbs/rag/31b_sources.ipynb #0cd18c5d
 def public_hit(hit:dict, # a search hit as a dict (`Hit.to_dict()`)
                names:SourceNames) -> dict:

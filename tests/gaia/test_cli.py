@@ -13,7 +13,8 @@ def test_console_script_is_installed():
 
 def test_ask_dry_run(dry):
     r = gaia("ask", "What is the capital of France?", *dry, "--dry-answer", "FINAL ANSWER: Paris.")
-    assert (r.returncode, r.stdout, r.stderr) == (0, "Paris\n", "")   # a quiet console: only the answer
+    assert (r.returncode, r.stdout) == (0, "Paris\n") and r.stderr.startswith("Log: ")   # the answer, and where its log is
+    assert len(r.stderr.splitlines()) == 1, r.stderr
 
 
 def test_missing_key_stops_before_any_work(tmp_path):
@@ -21,7 +22,7 @@ def test_missing_key_stops_before_any_work(tmp_path):
     tasks.write_text(json.dumps({"task_id": "a", "Question": "What is 2 + 2?", "Level": 1}) + "\n")
     r = gaia("run", tasks, "--out", tmp_path/"results.jsonl", "--cache-dir", tmp_path/"cache")
     assert r.returncode == 2 and "OPENAI_API_KEY is not set" in r.stderr
-    assert not (tmp_path/"results.jsonl").exists() or (tmp_path/"results.jsonl").read_text() == ""
+    assert not (tmp_path/"results.jsonl").exists()   # no empty results file left behind
 
 
 def test_score_fixture_matches_the_leaderboard():
@@ -179,16 +180,21 @@ def test_a_closed_pipe_ends_quietly(tmp_path, command):
     assert len(r.stdout.splitlines()) == 2 and r.stdout.startswith("Accuracy: ")
 
 
-def test_every_gaia_argument_has_help():
-    "Each positional argument and option of ask, run, score, report and course says what it is in --help."
+def test_every_argument_of_every_command_has_help():
+    "Each positional argument and option of every gaia-mas command, nested ones included (rag sessions prune, serve), "
+    "and each command in its parent's list, says what it is in --help."
     from gaia_mas.cli import parser
-    def commands(p, name=""):
+    def parsers(p, name="gaia-mas"):
+        yield name, p
         for a in p._actions:
             if isinstance(a, argparse._SubParsersAction):
-                for n, sub in a.choices.items(): yield from commands(sub, f"{name} {n}".strip())
-        yield name, p
-    silent = [(name, a.dest) for name, p in commands(parser()) if name.split(" ")[0] in ("ask", "run", "score", "report", "course")
-              for a in p._actions if not a.help and not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction))]
+                for n, sub in a.choices.items(): yield from parsers(sub, f"{name} {n}")
+    walked = dict(parsers(parser()))
+    assert {"gaia-mas course submit", "gaia-mas rag sessions prune", "gaia-mas serve"} <= set(walked)
+    silent = [(name, a.dest) for name, p in walked.items() for a in p._actions
+              if not (a.help or "").strip() and not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction))]
+    silent += [(name, c.dest) for name, p in walked.items() for a in p._actions
+               if isinstance(a, argparse._SubParsersAction) for c in a._choices_actions if not (c.help or "").strip()]
     assert silent == []
     assert "the question, quoted" in gaia("ask", "--help").stdout
     assert "Hugging Face username" in " ".join(gaia("course", "submit", "--help").stdout.split())

@@ -73,6 +73,23 @@ def test_ctrl_c_finishes_in_flight_then_resume(tmp_path):
     assert sorted(counts) == ids and set(counts.values()) == {1}
 
 
+def test_a_second_ctrl_c_leaves_no_error_about_the_ledger(tmp_path):
+    "A second Ctrl-C leaves the questions in flight to the next run; the calls that end meanwhile are still written to "
+    "the ledger (its cost record), with no error about a closed database."
+    write_tasks(tmp_path/"metadata.jsonl", 16)
+    out = tmp_path/"results.jsonl"
+    cmd = [*GAIA, "run", str(tmp_path/"metadata.jsonl"), "--out", str(out), "--concurrency", "4", "--no-progress",
+           "--provider", "scripted", "--latency", "0.2", "--cache-dir", str(tmp_path/"cache")]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(),
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    t_end = time.monotonic() + 60
+    while lines(out) < 1 and time.monotonic() < t_end: time.sleep(0.01)
+    p.send_signal(signal.SIGINT); time.sleep(0.5); p.send_signal(signal.SIGINT)   # the second while questions run
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 130 and "finishing the" in err, err
+    assert "closed database" not in err and "LedgerWriter" not in err, err
+
+
 FULL_PATH = ["input_interface", "orchestrator", "planner", "orchestrator", "critic", "orchestrator", "researcher",
              "orchestrator", "critic", "orchestrator", "expert", "orchestrator", "critic", "orchestrator", "finalizer"]
 

@@ -28,7 +28,7 @@ def built(kb_url, capsys, monkeypatch):
 def test_search_modes_and_json(built, capsys):
     for mode in ("keyword", "semantic", "hybrid"):
         code, out, err = run(capsys, "rag", "search", "What is a circuit breaker?", "--kb", built, "--mode", mode, "--k", "3")
-        assert code == 0 and out.startswith("[1] circuit-breaker") and "circuit-breakers.md § What a circuit breaker is" in out, (mode, out, err)
+        assert code == 0 and out.startswith("[1] docs/circuit-breaker") and "docs/circuit-breakers.md § What a circuit breaker is" in out, (mode, out, err)
         assert "[3] " in out and "[4] " not in out and not err
     code, out, err = run(capsys, "rag", "search", "token bucket", "--kb", built, "--json", "--k", "2", "--filter", "tags=rate-limiting")
     hits = [json.loads(l) for l in out.splitlines()]
@@ -44,11 +44,65 @@ def test_stats_rm_and_reingest(built, capsys):
     assert "semantic search on" in out and "documents       33" in out
     target = sample_dir()/"docs"/"bulkheads.md"
     code, out, err = run(capsys, "rag", "rm", str(target), "--kb", built)
-    assert code == 0 and out.strip() == f"removed {target.resolve()}"
+    assert code == 0 and out.strip() == "removed docs/bulkheads.md"
     code, out, err = run(capsys, "rag", "rm", str(target), "--kb", built)
     assert code == 1 and "nothing to remove" in err
     code, out, err = run(capsys, "rag", "ingest", str(sample_dir()/"docs"), "--kb", built, "--meta", "owner=docs-team")
     assert code == 0 and out.startswith("1 added, 0 updated, 32 unchanged, 0 skipped")
+
+
+def test_one_name_per_document(built, capsys, tmp_path):
+    "The CLI names a document as the API and the citations do (docs/..., uploads/...) and takes that name; a path works too."
+    from gaia_mas.rag.ingest import chunk_document
+    from gaia_mas.rag.kb import open_kb
+    note = tmp_path/"team-note.md"; note.write_text("# Team note\n\nThe zebra rota starts on Monday.\n")
+    doc, chunks = chunk_document(note); doc["source"] = "uploads/team-note.md"  # as POST /kb/documents stores it
+    for c in chunks: c["metadata"]["source"] = doc["source"]
+    with open_kb(built) as kb: kb.write_document(doc, chunks)
+    code, out, err = run(capsys, "rag", "search", "zebra rota", "--kb", built, "--mode", "keyword", "--k", "1")
+    assert code == 0 and out.startswith("[1] uploads/team-note.md § Team note"), out
+    code, out, err = run(capsys, "rag", "search", "circuit breaker", "--kb", built, "--mode", "keyword", "--json",
+                         "--filter", "source^=docs/")
+    assert code == 0 and {json.loads(l)["source"][:5] for l in out.splitlines()} == {"docs/"}, out
+    golden = tmp_path/"golden.jsonl"; golden.write_text('{"question": "What is a circuit breaker?", "relevant": ["circuit-breakers.md"]}\n')
+    code, out, err = run(capsys, "rag", "eval", str(golden), "--kb", built, "--modes", "keyword", "--json")
+    q = json.loads(out)["questions"][0]
+    assert code == 0 and q["sources"] == ["docs/circuit-breakers.md"] and "docs/circuit-breakers.md" in q["modes"]["keyword"]["ranked"], q
+    code, out, err = run(capsys, "rag", "rm", "uploads/team-note.md", "--kb", built)
+    assert code == 0 and out == "removed uploads/team-note.md\n", (out, err)
+    code, out, err = run(capsys, "rag", "rm", "docs/timeouts.md", str(sample_dir()/"docs"/"idempotency.md"), "--kb", built)
+    assert code == 0 and out == "removed docs/idempotency.md\nremoved docs/timeouts.md\n", (out, err)
+    code, out, err = run(capsys, "rag", "rm", "uploads/team-note.md", "--kb", built)
+    assert code == 1 and "nothing to remove" in err and "uploads/note.md" in err
+
+
+def test_ingest_counts_skipped_files_by_kind(tmp_path, capsys, monkeypatch):
+    "Images and stylesheets are counted by kind, listed with -v; the text's time and the vectors' are given apart."
+    monkeypatch.delenv("GAIA_MAS_KB", raising=False)
+    site = tmp_path/"site"; (site/"img").mkdir(parents=True)
+    (site/"page.md").write_text("# Page\n\nHello.\n")
+    for i in range(3): (site/"img"/f"{i}.png").write_bytes(b"\x89PNG")
+    (site/"style.css").write_text("p{}"); (site/"broken.pdf").write_bytes(b"%PDF-1.4 not really")
+    url = f"sqlite:///{tmp_path/'kb.sqlite'}"
+    code, out, err = run(capsys, "rag", "ingest", str(site), "--kb", url, "--embeddings", "hash")
+    assert code == 0 and "5 skipped (3 images, 1 file that failed to parse, 1 stylesheet)" in out, out
+    assert re.search(r"chunks written in [\d.]+s, 1 vectors in [\d.]+s \([\d.]+ chunks/s\); [\d.]+s in all$", out.strip()), out
+    assert "broken.pdf" in err and ".png" not in err and "-v lists them" in err, err
+    (site/"page.md").write_text("# Page\n\nHello again.\n")
+    code, out, err = run(capsys, "rag", "ingest", str(site), "--kb", url, "-v")
+    assert code == 0 and err.count(".png: unsupported file type") == 3 and "style.css" in err, err
+
+
+def test_stats_shows_the_metadata_a_user_gave(tmp_path, capsys, monkeypatch):
+    "An HTML page's viewport and generator tags are page markup, not metadata; its own tags and --meta are."
+    monkeypatch.delenv("GAIA_MAS_KB", raising=False)
+    page = tmp_path/"page.html"
+    page.write_text('<html><head><meta name="viewport" content="width=device-width"><meta name="generator" content="Hugo">'
+                    '<meta name="team" content="sre"><title>Page</title></head><body><p>Hello.</p></body></html>')
+    url = f"sqlite:///{tmp_path/'kb.sqlite'}"
+    assert run(capsys, "rag", "ingest", str(page), "--kb", url, "--embeddings", "hash", "--meta", "year=2024")[0] == 0
+    code, out, err = run(capsys, "rag", "stats", "--kb", url)
+    assert code == 0 and out.splitlines()[-1].split(maxsplit=1) == ["metadata", "team, year"], out
 
 
 def test_bad_input(tmp_path, capsys, monkeypatch, kb_url):
