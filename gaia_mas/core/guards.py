@@ -224,16 +224,16 @@ KB_TABLES = {"kb_info", "documents", "chunks"}
 def refuse_foreign_sqlite(path:str|Path, # the file about to be opened as a knowledge base
                          ) -> None:
     "ValueError if `path` is a SQLite database of something else (it has tables, none of them a knowledge base's)."
-    import sqlite3
+    from gaia_mas.core.stores import connect_sqlite, sqlite_module
     path = Path(path)
     if not path.is_file() or path.stat().st_size == 0: return
     with open(path, "rb") as f:
         if f.read(16) != b"SQLite format 3\x00":
             raise ValueError(f"{path} is not a knowledge base (not a SQLite file); it was left untouched: "
                              "give another --kb")
-    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    db = connect_sqlite(path, readonly=True)
     try: names = {r[0] for r in db.execute("select name from sqlite_master where type='table'")}
-    except sqlite3.DatabaseError as e:
+    except sqlite_module().DatabaseError as e:
         raise ValueError(f"{path} cannot be read as SQLite ({e}); it was left untouched") from None
     finally: db.close()
     if names and not names & KB_TABLES:
