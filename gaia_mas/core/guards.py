@@ -214,9 +214,11 @@ class Isolated:
 # %% ../../nbs/core/04a_guards.ipynb #84744126
 def printable(text:Any, # a name or text from a document
               keep:str="", # control characters to keep, e.g. "\n" for multi-line text
+              as_json:bool=False, # `text` is a JSON document: escape as JSON does (`\u009b`)
              ) -> str:
     "The text with control and format characters escaped, safe to print to a terminal."
-    return "".join(c if c.isprintable() or c in keep else repr(c)[1:-1] if c != "'" else c for c in str(text))
+    esc = (lambda c: json.dumps(c)[1:-1]) if as_json else (lambda c: repr(c)[1:-1])
+    return "".join(c if c.isprintable() or c in keep else esc(c) for c in str(text))
 
 # %% ../../nbs/core/04a_guards.ipynb #858840d0
 KB_TABLES = {"kb_info", "documents", "chunks"}

@@ -8,6 +8,7 @@ import argparse, contextlib, json, os, sys
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
+from ..core.guards import printable
 from ..core.settings import add_model_options, cache_dir
 from .scoring import GOLD_KEYS
 if TYPE_CHECKING: from gaia_mas.gaia.config import Budget
@@ -96,8 +97,8 @@ def _print_steps(app, record:dict) -> None:
     state = app.get_state({"configurable": {"thread_id": record["thread_id"]}}).values
     for m in state.get("agent_messages", []):
         if m["sender"] != "orchestrator": continue
-        print(f"orchestrator -> {m['receiver']}: {m['content'].splitlines()[0][:120]}")
-    print(f"\nReasoning trace: {record['reasoning_trace']}")
+        print(f"orchestrator -> {printable(m['receiver'])}: {printable(m['content'].splitlines()[0][:120])}")
+    print(f"\nReasoning trace: {printable(record['reasoning_trace'], keep=chr(10))}")
     print(f"Cost: {record['llm_calls']} LLM calls, {record['input_tokens']} input and {record['output_tokens']} "
           f"output tokens, {record['wall_time_s']} s\n")
 
@@ -115,15 +116,15 @@ def cmd_ask(args:argparse.Namespace) -> int:
     if record["status"] == "timeout":
         print(f"gaia-mas: no answer: {record['error']}; --timeout SECONDS gives the question more time",
               file=sys.stderr)
-    elif record["error"]: print(f"gaia-mas: no answer: {record['status']}: {record['error']}", file=sys.stderr)
-    print(record["model_answer"])
+    elif record["error"]: print(f"gaia-mas: no answer: {record['status']}: {printable(record['error'])}", file=sys.stderr)
+    print(printable(record["model_answer"], keep="\n"))  # model output: no escape sequence reaches the terminal
     return 0 if record["status"] == "ok" else 1
 
 # %% ../../nbs/gaia/28_cli.ipynb #3d7b2405
 def _missing_files(tasks:list[dict]) -> None:
     "Warn about attachments that are not on disk."
     missing = [t for t in tasks if t["file"] and not Path(t["file"]).exists()]
-    if missing: print(f"gaia-mas: warning: {len(missing)} attachments are missing, e.g. {missing[0]['file']}",
+    if missing: print(f"gaia-mas: warning: {len(missing)} attachments are missing, e.g. {printable(missing[0]['file'])}",
                       file=sys.stderr)
 
 # %% ../../nbs/gaia/28_cli.ipynb #9b06c519
@@ -206,7 +207,8 @@ def cmd_score(args:argparse.Namespace) -> int:
     if not golds: raise ValueError(f"{args.results} carries no gold answers (gaia-mas run writes none); "
                                    "pass the task file: --gold metadata.jsonl")
     summary = score_results(results, golds)
-    print(json.dumps(summary, indent=2, ensure_ascii=False) if args.json else format_score(summary))
+    print(printable(json.dumps(summary, indent=2, ensure_ascii=False), keep="\n", as_json=True) if args.json
+          else printable(format_score(summary), keep="\n"))  # task ids and answers from the results file, escaped
     return 0
 
 # %% ../../nbs/gaia/28_cli.ipynb #91d7b0fb
@@ -223,7 +225,7 @@ def cmd_course_submit(args:argparse.Namespace) -> int:
     from gaia_mas.gaia.course import submit_answers
     from gaia_mas.gaia.tasks import read_results
     reply = submit_answers(read_results(args.results, repair=False), args.username, args.agent_code, args.base_url)
-    print(json.dumps(reply, indent=2) if args.json else f"{reply.get('message', '')}\nScore: {reply.get('score')}% "
+    print(json.dumps(reply, indent=2) if args.json else f"{printable(reply.get('message', ''))}\nScore: {reply.get('score')}% "
           f"({reply.get('correct_count')}/{reply.get('total_attempted')} correct)")
     return 0
 
