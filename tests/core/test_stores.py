@@ -1,11 +1,13 @@
 """The project's stores: every SQLite file opened by `connect_sqlite` (one SQLite library per process), checkpoints that
 rebuild only known types, and private files and folders. Attacks replayed: a crafted checkpoint that names `os.mkdir`
-in the sessions file, the GAIA runner's checkpoints file and a PostgreSQL checkpoints table; stores read by others."""
+in the sessions file and in the GAIA runner's checkpoints file (PostgreSQL: tests/rag/test_system_checkpoints.py);
+stores other users could read."""
 import ast, json, os, sqlite3, stat, subprocess
 from pathlib import Path
-import ormsgpack, pytest
+import pytest
 
-from cli_support import REPO, gaia, newcomer_env, GAIA
+from cli_support import GAIA, REPO, gaia, newcomer_env
+from crafted_checkpoint import plant
 from gaia_mas.rag.ingest import sample_dir
 
 OPENERS = {"sqlite3", "pysqlite3", "aiosqlite"}  # the modules that open SQLite files
@@ -36,21 +38,6 @@ def test_the_check_sees_a_direct_connect(tmp_path):
     assert len(_sqlite_opens(tmp_path/"m.py")) == 2
 
 
-def _evil_checkpoint(target:Path) -> bytes:
-    "A checkpoint whose channel value is a msgpack extension that calls os.mkdir(target) when it is rebuilt."
-    call = ormsgpack.Ext(1, ormsgpack.packb(("os", "mkdir", [str(target)])))
-    return ormsgpack.packb({"v": 4, "id": "1f0-evil", "ts": "2026-11-27T00:00:00+00:00", "channel_values": {"history": call},
-                            "channel_versions": {}, "versions_seen": {}, "updated_channels": None})
-
-
-def _plant(db_path:Path, target:Path, thread_like:str="%") -> int:
-    "Replace every stored checkpoint of the matching threads by the crafted one; how many rows were changed."
-    with sqlite3.connect(db_path) as db:  # the attacker's own tool, not the project's
-        n = db.execute("UPDATE checkpoints SET type='msgpack', checkpoint=? WHERE thread_id LIKE ?",
-                       (_evil_checkpoint(target), thread_like)).rowcount
-    return n
-
-
 @pytest.mark.security
 def test_a_crafted_checkpoint_in_the_sessions_file_is_refused(tmp_path):
     "`rag ask --session-id` on a session whose checkpoint names os.mkdir: reported as damaged, os.mkdir never runs."
@@ -58,10 +45,53 @@ def test_a_crafted_checkpoint_in_the_sessions_file_is_refused(tmp_path):
     assert gaia("rag", "ingest", sample_dir()/"docs", "--kb", kb, "--embeddings", "hash").returncode == 0
     ask = ("rag", "ask", "--kb", kb, "--provider", "scripted", "--session-id", "breaker")
     assert gaia(*ask, "What is a circuit breaker?").returncode == 0
-    assert _plant(tmp_path/"sessions.sqlite", target) > 0
+    assert plant(tmp_path/"sessions.sqlite", target) > 0
     r = gaia(*ask, "How does it recover?")
     assert not target.exists(), "a stored checkpoint ran os.mkdir"
     assert r.returncode == 2 and "os.mkdir" in r.stderr and "session" in r.stderr, (r.stdout, r.stderr)
     assert "Traceback" not in r.stderr
     fresh = gaia(*ask[:-1], "another", "What is a circuit breaker?")  # other sessions of the same file still answer
     assert fresh.returncode == 0 and not target.exists(), fresh.stderr
+
+
+def _mode(p:Path) -> int: return stat.S_IMODE(p.stat().st_mode)
+
+
+@pytest.mark.security
+def test_a_new_users_stores_are_private_under_umask_022(tmp_path):
+    "A newcomer's cache folder is 0700 and the knowledge base, sessions, run log and checkpoints in it 0600."
+    env = newcomer_env(tmp_path/"home")
+    def run(*args):
+        r = subprocess.run([*GAIA, *map(str, args)], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path,
+                           preexec_fn=lambda: os.umask(0o022))
+        assert r.returncode == 0, r.stderr
+    run("rag", "ingest", sample_dir()/"docs", "--embeddings", "hash")
+    run("rag", "ask", "What is a circuit breaker?", "--provider", "scripted", "--session-id", "breaker")
+    run("ask", "What is 2+2?", "--provider", "scripted")
+    run("run", REPO/"nbs"/"samples"/"gaia", "--provider", "scripted", "--limit", "1")
+    cache = tmp_path/"home"/".cache"/"gaia_mas"
+    names = {p.name for p in cache.rglob("*")}
+    assert {"kb.sqlite", "sessions.sqlite", "checkpoints.sqlite", "logs"} <= names, names
+    wrong = {str(p.relative_to(cache)): oct(_mode(p)) for p in [cache, *cache.rglob("*")]
+             if _mode(p) != (0o700 if p.is_dir() else 0o600)}
+    assert wrong == {}, wrong
+
+
+@pytest.mark.security
+def test_a_crafted_checkpoint_in_the_gaia_runners_file_is_refused(tmp_path):
+    "`gaia-mas run` resuming a task whose stored checkpoint names os.mkdir: that task is an error, os.mkdir never runs."
+    from langgraph.checkpoint.base import empty_checkpoint
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from gaia_mas.gaia.runner import run_key, thread_id_for
+    cache, out, target = tmp_path/"cache", tmp_path/"results.jsonl", tmp_path/"pwned"
+    cache.mkdir()
+    with sqlite3.connect(cache/"checkpoints.sqlite") as conn:  # an unfinished run of sample-1, as the runner keeps it
+        cfg = {"configurable": {"thread_id": thread_id_for("sample-1", run_key(out)), "checkpoint_ns": ""}}
+        SqliteSaver(conn).put(cfg, empty_checkpoint(), {}, {})
+    assert plant(cache/"checkpoints.sqlite", target) == 1
+    r = gaia("run", REPO/"nbs"/"samples"/"gaia", "--provider", "scripted", "--limit", "2", "--out", out,
+             "--cache-dir", cache, cwd=tmp_path)
+    assert not target.exists(), "a stored checkpoint ran os.mkdir"
+    recs = {json.loads(l)["task_id"]: json.loads(l) for l in out.read_text().splitlines()}
+    assert "UnsafeCheckpoint" in recs["sample-1"]["error"] and "os.mkdir" in recs["sample-1"]["error"], recs["sample-1"]
+    assert recs["sample-2"]["model_answer"], (r.stderr, recs)  # the other task still answers
