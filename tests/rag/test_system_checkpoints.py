@@ -27,3 +27,22 @@ def test_a_crafted_checkpoint_in_postgres_is_refused(pg_url, tmp_path):
         except ValueError as e: refused = e
     assert not target.exists(), "a stored checkpoint ran os.mkdir"
     assert type(refused).__name__ == "UnsafeCheckpoint" and "os.mkdir" in str(refused), refused
+
+
+@pytest.mark.process
+@pytest.mark.security
+def test_serve_reports_a_damaged_session_and_answers_the_others(tmp_path):
+    "`serve`: a session whose checkpoint names os.mkdir is a 409 naming it as damaged; other sessions still answer."
+    import httpx
+    from crafted_checkpoint import plant
+    from rag_serve import serve
+    target, kb = tmp_path/"pwned", tmp_path/"kb.sqlite"
+    ask = lambda c, sid: c.post("/multiagent/chat", json={"question": "What is a bulkhead?", "session_id": sid})
+    with serve("--kb", f"sqlite:///{kb}", "--embeddings", "hash", env={"GAIA_MAS_CACHE": str(tmp_path/"cache")}) \
+            as (url, proc, lines), httpx.Client(base_url=url, timeout=120) as c:
+        assert ask(c, "breaker").status_code == 200
+        assert plant(tmp_path/"sessions.sqlite", target) > 0
+        r = ask(c, "breaker")
+        assert r.status_code == 409 and "damaged" in r.json()["error"] and "os.mkdir" in r.json()["error"], r.text
+        assert ask(c, "another").status_code == 200
+    assert not target.exists(), "a stored checkpoint ran os.mkdir"
