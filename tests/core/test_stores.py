@@ -33,6 +33,21 @@ def test_every_sqlite_file_is_opened_by_the_one_factory():
     assert not found, "open SQLite files with gaia_mas.core.stores.connect_sqlite:\n" + "\n".join(found)
 
 
+def _saver_calls(path:Path) -> list[str]:
+    "Where a module makes a LangGraph checkpointer (`...Saver(...)`) without giving it `serde`."
+    calls = [n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Call)]
+    return [f"{path}:{n.lineno} {ast.unparse(n)}" for n in calls if ast.unparse(n.func).endswith("Saver")
+            and not any(k.arg == "serde" for k in n.keywords)]
+
+
+@pytest.mark.security
+def test_every_checkpointer_gets_the_strict_serializer():
+    "Every checkpointer gaia_mas makes is given `serde` (`checkpoint_serde()`), so none rebuilds arbitrary types."
+    found = [f for p in sorted((REPO/"gaia_mas").rglob("*.py")) for f in _saver_calls(p)]
+    assert not found, "give each checkpointer serde=checkpoint_serde():\n" + "\n".join(found)
+    assert "checkpoint_serde()" in (REPO/"gaia_mas"/"rag"/"system.py").read_text()
+
+
 def test_the_check_sees_a_direct_connect(tmp_path):
     (tmp_path/"m.py").write_text("import sqlite3\ndef f(p): return sqlite3.connect(p)\n")
     assert len(_sqlite_opens(tmp_path/"m.py")) == 2

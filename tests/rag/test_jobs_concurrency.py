@@ -69,3 +69,15 @@ def test_concurrent_uploads_searches_deletes_and_embed_keep_the_knowledge_base_w
     assert not any(" 500 " in l or "Traceback" in l for l in lines), "".join(lines)[-3000:]
     assert _count(url) == ("ok", UPLOADS * FILES) and total == UPLOADS * FILES
     assert not list(tmp_path.glob("gaia_mas_upload_*")), "an upload left its temporary folder"
+
+
+@pytest.mark.security
+def test_a_job_that_cannot_start_removes_its_uploaded_files(tmp_path):
+    "A job whose row cannot be written (a locked or broken database) leaves no temporary folder behind."
+    import asyncio, types
+    from gaia_mas.rag.documents_api import start_job
+    class Broken:
+        def create(self, total): raise OSError("the jobs table cannot be written")
+    tmp = tmp_path/"gaia_mas_upload_x"; tmp.mkdir(); (tmp/"a.md").write_text("# A\n\nuploaded\n")
+    with pytest.raises(OSError): asyncio.run(start_job(types.SimpleNamespace(jobs=Broken()), None, [], {}, tmp))
+    assert not tmp.exists()
