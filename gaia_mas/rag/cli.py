@@ -202,7 +202,7 @@ def cmd_sessions(args:argparse.Namespace) -> int:
     if args.json:
         for s in ss:
             when = datetime.datetime.fromtimestamp(s.last_active, datetime.timezone.utc).isoformat()
-            print(printable(json.dumps({**s.__dict__, "last_active": when}, ensure_ascii=False), as_json=True))
+            print(json.dumps({**s.__dict__, "last_active": when}))
         return 0
     print(f"{len(out['sessions'])} sessions in {out['url']} ({_size(out['bytes'])})")
     for s in ss: print(f"  {printable(s.session_id):<40} {s.threads} threads {s.checkpoints:>5} checkpoints  "
