@@ -8,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PARTS = {"core": "the foundation", "gaia": "the GAIA multi-agent graph", "rag": "the RAG system", "": "the commands"}
-MARKERS = ("security", "real_server", "browser", "postgres", "slow")
+MARKERS = ("security", "real_server", "browser", "postgres", "process", "slow")
 
 HEAD = """# Tests
 

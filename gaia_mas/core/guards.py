@@ -214,9 +214,11 @@ class Isolated:
 # %% ../../nbs/core/04a_guards.ipynb #84744126
 def printable(text:Any, # a name or text from a document
               keep:str="", # control characters to keep, e.g. "\n" for multi-line text
+              as_json:bool=False, # `text` is a JSON document: escape as JSON does (`\u009b`)
              ) -> str:
     "The text with control and format characters escaped, safe to print to a terminal."
-    return "".join(c if c.isprintable() or c in keep else repr(c)[1:-1] if c != "'" else c for c in str(text))
+    esc = (lambda c: json.dumps(c)[1:-1]) if as_json else (lambda c: repr(c)[1:-1])
+    return "".join(c if c.isprintable() or c in keep else esc(c) for c in str(text))
 
 # %% ../../nbs/core/04a_guards.ipynb #858840d0
 KB_TABLES = {"kb_info", "documents", "chunks"}
@@ -224,16 +226,16 @@ KB_TABLES = {"kb_info", "documents", "chunks"}
 def refuse_foreign_sqlite(path:str|Path, # the file about to be opened as a knowledge base
                          ) -> None:
     "ValueError if `path` is a SQLite database of something else (it has tables, none of them a knowledge base's)."
-    import sqlite3
+    from gaia_mas.core.stores import connect_sqlite, sqlite_module
     path = Path(path)
     if not path.is_file() or path.stat().st_size == 0: return
     with open(path, "rb") as f:
         if f.read(16) != b"SQLite format 3\x00":
             raise ValueError(f"{path} is not a knowledge base (not a SQLite file); it was left untouched: "
                              "give another --kb")
-    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    db = connect_sqlite(path, readonly=True)
     try: names = {r[0] for r in db.execute("select name from sqlite_master where type='table'")}
-    except sqlite3.DatabaseError as e:
+    except sqlite_module().DatabaseError as e:
         raise ValueError(f"{path} cannot be read as SQLite ({e}); it was left untouched") from None
     finally: db.close()
     if names and not names & KB_TABLES:

@@ -8,6 +8,7 @@ import argparse, contextlib, json, os, sys
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
+from ..core.guards import printable
 from ..core.settings import add_model_options, cache_dir
 from .scoring import GOLD_KEYS
 if TYPE_CHECKING: from gaia_mas.gaia.config import Budget
@@ -104,8 +105,8 @@ def _print_steps(app, record:dict) -> None:
     state = app.get_state({"configurable": {"thread_id": record["thread_id"]}}).values
     for m in state.get("agent_messages", []):
         if m["sender"] != "orchestrator": continue
-        print(f"orchestrator -> {m['receiver']}: {m['content'].splitlines()[0][:120]}")
-    print(f"\nReasoning trace: {record['reasoning_trace']}")
+        print(f"orchestrator -> {printable(m['receiver'])}: {printable(m['content'].splitlines()[0][:120])}")
+    print(f"\nReasoning trace: {printable(record['reasoning_trace'], keep=chr(10))}")
     print(f"Cost: {record['llm_calls']} LLM calls, {record['input_tokens']} input and {record['output_tokens']} "
           f"output tokens, {record['wall_time_s']} s\n")
 
@@ -127,8 +128,8 @@ def cmd_ask(args:argparse.Namespace) -> int:
     elif record["error"]:
         from gaia_mas.gaia.scoring import gave_no_answer
         why = "the model gave none" if gave_no_answer(record) else record["status"]
-        print(f"gaia-mas: no answer: {why}: {record['error']}", file=sys.stderr)
-    print(record["model_answer"])
+        print(f"gaia-mas: no answer: {why}: {printable(record['error'])}", file=sys.stderr)
+    print(printable(record["model_answer"], keep="\n"))  # model output: no escape sequence reaches the terminal
     print(f"Log: {log_file}", file=sys.stderr)  # every step of the question, for a look afterwards
     return 0 if record["status"] == "ok" else 1
 
@@ -139,7 +140,7 @@ def _missing_files(tasks:list[dict]) -> None:
     if not missing: return
     n = len(missing)
     print(f"gaia-mas: warning: {n} {'task runs' if n == 1 else 'tasks run'} without {'its' if n == 1 else 'their'} "
-          f"attachment, which is not on disk (e.g. {missing[0]['file']}); the results and the report say so",
+          f"attachment, which is not on disk (e.g. {printable(missing[0]['file'])}); the results and the report say so",
           file=sys.stderr)
 
 # %% ../../nbs/gaia/28_cli.ipynb #9b06c519
@@ -222,7 +223,8 @@ def cmd_score(args:argparse.Namespace) -> int:
     if not golds: raise ValueError(f"{args.results} carries no gold answers (gaia-mas run writes none); "
                                    "pass the task file: --gold metadata.jsonl")
     summary = score_results(results, golds)
-    print(json.dumps(summary, indent=2, ensure_ascii=False) if args.json else format_score(summary))
+    print(printable(json.dumps(summary, indent=2, ensure_ascii=False), keep="\n", as_json=True) if args.json
+          else printable(format_score(summary), keep="\n"))  # task ids and answers from the results file, escaped
     return 0
 
 # %% ../../nbs/gaia/28_cli.ipynb #91d7b0fb
@@ -240,7 +242,7 @@ def cmd_course_submit(args:argparse.Namespace) -> int:
     from gaia_mas.gaia.tasks import read_results
     reply = submit_answers(read_results(args.results, repair=False), args.username, args.agent_code, args.base_url,
                            args.timeout)
-    print(json.dumps(reply, indent=2) if args.json else f"{reply.get('message', '')}\nScore: {reply.get('score')}% "
+    print(json.dumps(reply, indent=2) if args.json else f"{printable(reply.get('message', ''))}\nScore: {reply.get('score')}% "
           f"({reply.get('correct_count')}/{reply.get('total_attempted')} correct)")
     return 0
 

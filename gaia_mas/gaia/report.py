@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse, json, math, sys
 from pathlib import Path
 from typing import Any, Iterable, Optional
+from ..core.guards import printable
 from ..core.page import (COLORS, Bar, Cell, Point, Raw, cards, cut, esc, page, pct, range_bars, scatter,
                                 section, table)
 from .scoring import (FAILURES, GOLD_KEYS, failure_of, golds_of, question_scorer, runs_by_task,
@@ -454,12 +455,12 @@ def cmd_report(args:argparse.Namespace) -> int:
         print(f"gaia-mas: {len(missing)} tasks of {args.gold} have no record in {args.results[0]}; "
               "the figures cover the tasks that were run", file=sys.stderr)
     if args.html: Path(args.html).write_text(report_html(reports, names), encoding="utf-8")
-    if args.json: print(json.dumps(reports[0] if len(reports) == 1 else {"reports": dict(zip(names, reports)),
-                                   "compare": compare(reports, names)}, indent=2, ensure_ascii=False))
-    else:
+    if args.json: print(printable(json.dumps(reports[0] if len(reports) == 1 else {"reports": dict(zip(names, reports)),
+                    "compare": compare(reports, names)}, indent=2, ensure_ascii=False), keep="\n", as_json=True))
+    else:  # task ids and answers come from results files: escaped for the terminal
         for n, r in zip(names, reports):
-            print((f"== {n}\n" if len(reports) > 1 else "") + format_report(r, brief=len(reports) > 1))
-        if len(reports) > 1: print(format_compare(compare(reports, names)))
+            print(printable((f"== {n}\n" if len(reports) > 1 else "") + format_report(r, brief=len(reports) > 1), keep="\n"))
+        if len(reports) > 1: print(printable(format_compare(compare(reports, names)), keep="\n"))
     if args.html: print(f"HTML report: {args.html}", file=sys.stderr)
     return 0
 

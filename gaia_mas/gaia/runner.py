@@ -4,19 +4,19 @@
 
 # %% ../../nbs/gaia/26_runner.ipynb #79fe44f7
 from __future__ import annotations
-import contextlib, contextvars, hashlib, json, logging, os, sqlite3, sys, threading, time
+import contextlib, contextvars, hashlib, json, logging, os, sys, threading, time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, as_completed, wait
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.sqlite import SqliteSaver
 from .graph import AGENTS, create_multi_agent_graph
 from ..core.llm import llm_factory
 from .scoring import normalize_answer, question_scorer
 from ..core.schema import AgentConfig
 from ..core.settings import cache_dir
+from ..core.stores import checkpoint_serde, connect_sqlite, private_file, sqlite_checkpointer
 from .tasks import ResultWriter, is_failed
 from ..core.testing import ScriptedChatModel
 from .scripted import happy_path_responder, noisy_responder
@@ -113,7 +113,7 @@ def run_logging(log_file:str|Path, # the run's log file, written as JSON lines
                 verbose:bool=False, # also print gaia_mas's log records on the console
                ):
     "Send every log record of a run to `log_file`; the console shows them only if `verbose`."
-    Path(log_file).parent.mkdir(parents=True, exist_ok=True)
+    private_file(log_file)  # the log holds questions and answers: 0600, in a 0700 folder if new
     handlers, root = _handlers(Path(log_file), verbose), logging.getLogger()
     level = root.level
     root.setLevel(logging.INFO)
@@ -247,12 +247,10 @@ def open_checkpointer(folder:Optional[str|Path]=None, # folder of checkpoints.sq
                       memory:bool=False, # keep checkpoints in memory instead
                      ):
     "A LangGraph checkpointer: SQLite on one file in the cache folder, or in memory."
-    if memory: yield InMemorySaver(); return
-    folder = Path(folder or cache_dir()); folder.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(folder/"checkpoints.sqlite", check_same_thread=False, timeout=30)
-    conn.execute("PRAGMA journal_mode=WAL"); conn.execute("PRAGMA synchronous=NORMAL")
-    try: yield SqliteSaver(conn)
-    finally: conn.close()
+    if memory: yield InMemorySaver(serde=checkpoint_serde()); return
+    saver = sqlite_checkpointer(Path(folder or cache_dir())/"checkpoints.sqlite")  # only known types are rebuilt
+    try: yield saver
+    finally: saver.conn.close()
 
 # %% ../../nbs/gaia/26_runner.ipynb #72ba921d
 def run_key(out:str|Path, # the results file
@@ -305,7 +303,7 @@ class Ledger:
     "What each checkpoint thread's attempts have spent: calls, tokens, seconds and path, by thread id."
     def __init__(self, path:Optional[str|Path]=None): # a SQLite file; None keeps the ledger in memory
         self.path, self.closed = None if path is None else str(path), False
-        self.conn = sqlite3.connect(str(path or ":memory:"), check_same_thread=False, timeout=30)
+        self.conn = connect_sqlite(path or ":memory:", check_same_thread=False)
         self.conn.execute("PRAGMA journal_mode=WAL"); self.conn.execute("PRAGMA synchronous=NORMAL")
         self.lock = threading.Lock()
         with self.lock, self.conn:
@@ -317,7 +315,7 @@ class Ledger:
             if not self.closed:
                 with self.conn: return self.conn.execute(sql, args).fetchone()
             if self.path is None: return None
-            with contextlib.closing(sqlite3.connect(self.path, timeout=30)) as late, late:
+            with contextlib.closing(connect_sqlite(self.path)) as late, late:
                 return late.execute(sql, args).fetchone()
 
     def get(self, tid:str) -> dict:
@@ -343,7 +341,6 @@ def open_ledger(folder:Optional[str|Path]=None, # folder of ledger.sqlite; `cach
                 memory:bool=False, # keep it in memory, as the in-memory checkpointer keeps checkpoints
                ):
     "The ledger of a run, beside its checkpoints."
-    if not memory: Path(folder or cache_dir()).mkdir(parents=True, exist_ok=True)
     ledger = Ledger(None if memory else Path(folder or cache_dir())/"ledger.sqlite")
     try: yield ledger
     finally: ledger.close()

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/gaia/16_web_tools.ipynb #a79d9c10
 from __future__ import annotations
-import contextlib, functools, json, logging, os, re, sqlite3, time
+import contextlib, functools, json, logging, os, re, time
 from pathlib import Path
 from typing import Callable, Optional
 from urllib.parse import parse_qs, urlparse
@@ -12,6 +12,7 @@ from .expert_tools import doc_tool
 from .file_tools import ToolUnavailable, bounded
 from ..core.utils import call_timeout
 from ..core.settings import cache_dir
+from ..core.stores import connect_sqlite
 
 log = logging.getLogger(__name__)
 
@@ -70,10 +71,9 @@ def cache_enabled() -> bool:
     return os.environ.get("GAIA_MAS_WEB_CACHE", "1").strip().lower() not in ("0", "false", "no", "off")
 
 # %% ../../nbs/gaia/16_web_tools.ipynb #8c363ceb
-def _db() -> sqlite3.Connection:
-    "A connection to the cache, creating the file and table on first use."
-    cache_path().parent.mkdir(parents=True, exist_ok=True)
-    con = sqlite3.connect(cache_path(), timeout=30)
+def _db():
+    "A connection to the cache, creating the file (0600, in a 0700 folder) and table on first use."
+    con = connect_sqlite(cache_path())
     con.execute("CREATE TABLE IF NOT EXISTS cache (tool TEXT, key TEXT, value TEXT, created REAL, "
                 "PRIMARY KEY (tool, key))")
     return con

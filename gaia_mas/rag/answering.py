@@ -35,7 +35,8 @@ class RagSystem:
     def __post_init__(self):
         if self.checkpointer is None:
             from langgraph.checkpoint.memory import InMemorySaver
-            self.checkpointer = InMemorySaver()
+            from gaia_mas.core.stores import checkpoint_serde
+            self.checkpointer = InMemorySaver(serde=checkpoint_serde())
         self.graphs = {p: build_workflow(p, self.llm, self.tools, self.checkpointer, self.limits) for p in PATTERNS}
 
     def config(self, session_id:str, pattern:str) -> dict:

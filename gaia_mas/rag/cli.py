@@ -184,7 +184,7 @@ def cmd_search(args:argparse.Namespace) -> int:
         empty = None if hits else empty_kb_note(kb)
     for w in [empty] if empty else hits.warnings: print(f"gaia-mas: {w}", file=sys.stderr)
     for i, h in enumerate(hits, 1):
-        print(json.dumps(public_hit(h.to_dict(), names), ensure_ascii=False) if args.json
+        print(printable(json.dumps(public_hit(h.to_dict(), names), ensure_ascii=False), as_json=True) if args.json
               else format_hit(i, h, args.width, names))
     return 0 if hits else 1
 
@@ -247,7 +247,7 @@ def cmd_sessions(args:argparse.Namespace) -> int:
             print(json.dumps({**s.__dict__, "last_active": when}))
         return 0
     print(f"{len(out['sessions'])} sessions in {out['url']} ({_size(out['bytes'])})")
-    for s in ss: print(f"  {s.session_id:<40} {s.threads} threads {s.checkpoints:>5} checkpoints  "
+    for s in ss: print(f"  {printable(s.session_id):<40} {s.threads} threads {s.checkpoints:>5} checkpoints  "
                        f"last turn {_ago(now - s.last_active)} ago")
     return 0
 
@@ -261,7 +261,7 @@ def ask_session(args:argparse.Namespace) -> tuple[str, str]:
 # %% ../../nbs/rag/38_cli.ipynb #6a02eeea
 def print_answer(r:dict) -> None:
     "An answer, its sources and how it was made, for people."
-    print(r["answer"])
+    print(printable(r["answer"], keep="\n"))  # the answer quotes documents: no escape sequence reaches the terminal
     files = {d["citation"]: d["source"] for d in r.get("citation_details") or [] if d.get("source")}
     if r.get("citations"):
         lines = [f"  [{i}] {printable(c)}" + (f"  (in {printable(files[c])})" if c in files else "")
@@ -270,7 +270,7 @@ def print_answer(r:dict) -> None:
     md = r["metadata"]
     how = r["pattern"] + (f" ({r['pattern_selection_reasoning']})" if r.get("pattern_selection_reasoning") else "")
     cut = f"; cut short: {', '.join(md['cut_short'])}" if md.get("cut_short") else ""
-    print(f"\n{how}, {md['total_time']:.2f}s{cut}")
+    print(f"\n{printable(how)}, {md['total_time']:.2f}s{cut}")
 
 # %% ../../nbs/rag/38_cli.ipynb #01eb7fdf
 async def _ask_once(args, opts:dict) -> dict:
@@ -294,7 +294,7 @@ def cmd_rag_ask(args) -> int:
         return 2
     except (ValueError, FileNotFoundError, ImportError, OSError) as e:
         print(f"gaia-mas rag ask: {printable(redact(e))}", file=sys.stderr); return 2
-    if getattr(args, "json", False): print(json.dumps(r, indent=2, ensure_ascii=False))
+    if getattr(args, "json", False): print(printable(json.dumps(r, indent=2, ensure_ascii=False), keep="\n", as_json=True))
     else: print_answer(r)
     return 1 if r["metadata"].get("error") else 0
 

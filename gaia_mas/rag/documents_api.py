@@ -288,7 +288,8 @@ async def _run_job(store:JobStore, job_id:str, kb:Any, files:list, meta:dict, tm
 async def start_job(state:Any, kb:Any, files:list, meta:dict, tmp:Path) -> dict:
     "Start ingesting `files` in the background (the service waits for it before it stops); the job's first view."
     store = job_store(state, kb)
-    job_id = await asyncio.to_thread(store.create, len(files))
+    try: job_id = await asyncio.to_thread(store.create, len(files))
+    except BaseException: shutil.rmtree(tmp, ignore_errors=True); raise  # no job: its files go at once
     task = asyncio.create_task(_run_job(store, job_id, kb, files, meta, tmp))
     life = getattr(state, "lifecycle", None)
     (life.track if life is not None else _keep)(task)

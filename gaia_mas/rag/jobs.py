@@ -4,10 +4,11 @@
 
 # %% ../../nbs/rag/39e_jobs.ipynb #2bf97c8a
 from __future__ import annotations
-import asyncio, contextlib, json, logging, os, socket, sqlite3, threading, time, uuid
+import asyncio, contextlib, json, logging, os, socket, threading, time, uuid
 from pathlib import Path
 from typing import Any, Optional, Sequence
 from fastcore.basics import patch
+from ..core.stores import connect_sqlite
 
 # %% auto #0
 __all__ = ['log', 'LEASE', 'HEARTBEAT', 'KEEP', 'process_name', 'stale_reason', 'JobStore', 'heartbeat']
@@ -50,7 +51,7 @@ class JobStore:
             import psycopg
             return psycopg.connect(self.url, autocommit=True, connect_timeout=10)
         path = (self.url or ":memory:").removeprefix("sqlite:///")
-        db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+        db = connect_sqlite(path, isolation_level=None, check_same_thread=False)  # the knowledge base's own SQLite library
         db.execute("pragma journal_mode=wal") if path != ":memory:" else None
         return db
 

@@ -11,19 +11,10 @@ from fastcore.basics import patch
 from .kb_base import Embedder, KnowledgeBase, embedding_name
 
 # %% auto #0
-__all__ = ['sqlite_module', 'sqlite_where', 'SQLiteKB']
+__all__ = ['sqlite_where', 'SQLiteKB']
 
 # %% ../../nbs/rag/30b_kb_sqlite.ipynb #b34868f6
-@functools.cache
-def sqlite_module():
-    "A DB-API sqlite3 module that can load extensions: the standard one if it can, else pysqlite3."
-    import sqlite3
-    if hasattr(sqlite3.Connection, "enable_load_extension"): return sqlite3
-    try: import pysqlite3.dbapi2 as mod
-    except ImportError:
-        raise ImportError("this Python's sqlite3 cannot load extensions, which sqlite-vec needs: "
-                          "pip install pysqlite3-binary") from None
-    return mod
+from ..core.stores import connect_sqlite, sqlite_module  # the project's one SQLite library and its files
 
 # %% ../../nbs/rag/30b_kb_sqlite.ipynb #5445dcef
 _SQLITE_SCHEMA = """
@@ -73,7 +64,6 @@ class SQLiteKB(KnowledgeBase):
         if not create and not self.path.exists():
             raise FileNotFoundError(f"no knowledge base at {self.path}: build it with "
                                     f"`gaia-mas rag ingest PATH... --kb {self.url}`")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local, self._lock = threading.local(), threading.Lock()
         if not self._has_table("embed_cache"): self.db.executescript("begin immediate;" + _SQLITE_SCHEMA + "commit;")
         if embeddings is not None: self.embeddings = embeddings; self.check_embedder()
@@ -84,7 +74,7 @@ class SQLiteKB(KnowledgeBase):
         if getattr(self._local, "db", None) is None:
             import importlib.util, os  # sqlite-vec's extension by its path: its package would import NumPy (0.1-0.2 s)
             vec0 = os.path.join(importlib.util.find_spec("sqlite_vec").submodule_search_locations[0], "vec0")
-            db = sqlite_module().connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+            db = connect_sqlite(self.path, isolation_level=None, check_same_thread=False)
             db.enable_load_extension(True); db.load_extension(vec0); db.enable_load_extension(False)
             if db.execute("pragma journal_mode").fetchone()[0] != "wal": db.execute("pragma journal_mode=wal")
             db.execute("pragma synchronous=normal")

@@ -23,6 +23,7 @@ from fastcore.basics import patch
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ..core.settings import default_sessions, redact
+from ..core.stores import UnsafeCheckpoint
 from ..core.utils import exit_with_parent
 from .rules import (MAX_QUESTION, PATTERNS, SESSION_ID, SSE_HEADERS, Pattern, check_flag,
                                 check_question)
@@ -233,10 +234,12 @@ def _turn_key(request:Request) -> Optional[str]:
 
 @contextlib.asynccontextmanager
 async def _turn(app:FastAPI, session_id:str):
-    "The session held for one turn; a 409 with `Retry-After` when its earlier turns take too long."
+    "The session held for one turn; a 409 with `Retry-After` when its earlier turns take too long, a 409 if it is damaged."
     try:
         async with app.state.turns.turn(session_id): yield
     except SessionBusy as e: raise HTTPException(409, str(e), headers={"Retry-After": str(e.retry_after)}) from None
+    except UnsafeCheckpoint as e:  # a stored checkpoint named a type the project never stores: nothing of it ran
+        raise HTTPException(409, f"session {session_id!r} is damaged and cannot go on ({e}); start a new session") from None
 
 async def _recorded(system:Any, session_id:str, key:Optional[str]) -> Optional[dict]:
     "The recorded answer of a turn sent again after it was done (None for a new turn, or a system without sessions)."

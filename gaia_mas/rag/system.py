@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Optional, Sequence
 from fastcore.basics import patch
 from ..core.settings import is_postgres, kb_url, redact
+from ..core.stores import async_sqlite_checkpointer, checkpoint_serde, connect_sqlite, connect_sqlite_async, sqlite_module
 from ..core.utils import deadline_scope, run_sync
 from .answering import ANSWER_NODES, AnswerTokens, RagSystem, make_response, salvage  # its parts, here too
 from .options import open_kb_for
@@ -81,27 +82,24 @@ async def open_sessions(url:Optional[str]=None, # "postgresql://...", "sqlite://
     "An async LangGraph checkpointer for the sessions, closed on exit."
     if not url or url == "memory":
         from langgraph.checkpoint.memory import InMemorySaver
-        yield InMemorySaver(); return
+        yield InMemorySaver(serde=checkpoint_serde()); return
     if url.startswith(("postgresql://", "postgres://")):
         async with _postgres_saver(url) as saver: yield saver
         return
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
     path = Path(url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else url).expanduser()
     _writable_sqlite(path)
-    async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
-        await saver.setup()  # WAL journal
+    async with connect_sqlite_async(path) as conn:
+        saver = await async_sqlite_checkpointer(conn)  # WAL journal; only known types are rebuilt from the file
         await saver.conn.execute("PRAGMA synchronous=NORMAL")  # no fsync per checkpoint: a power cut may lose the last turns, never the file
         yield saver
 
 def _writable_sqlite(path:Path) -> None:
     "Check that the sessions file can be created and written; OSError naming it and the fix if not."
-    import sqlite3
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(path)
+        db = connect_sqlite(path)
         try: db.execute("begin immediate"); db.rollback()
         finally: db.close()
-    except (OSError, sqlite3.Error) as e:  # checked here: aiosqlite would report it from its thread, after the loop ends
+    except (OSError, sqlite_module().Error) as e:  # checked here: aiosqlite would report it from its thread, after the loop ends
         raise OSError(f"cannot write the sessions file {path} ({e}): choose a location you can write with "
                       "--sessions, or a --kb in a folder you can write") from None
 
@@ -113,7 +111,7 @@ async def _postgres_saver(url:str) -> AsyncIterator[Any]:
     from psycopg_pool import AsyncConnectionPool
     async with AsyncConnectionPool(url, min_size=1, max_size=10, open=False,
                                    kwargs=dict(autocommit=True, prepare_threshold=0, row_factory=dict_row)) as pool:
-        saver = AsyncPostgresSaver(pool)
+        saver = AsyncPostgresSaver(pool, serde=checkpoint_serde())  # only known types are rebuilt from the table
         for attempt in range(5):
             try: await saver.setup(); break
             except Exception:
