@@ -241,13 +241,13 @@ async def _recorded(system:Any, session_id:str, key:Optional[str]) -> Optional[d
 # %% ../../nbs/rag/39_service.ipynb #5b6ba974
 async def _run(request:Request, question:str, session_id:str, pattern:str) -> dict:
     "Ask the system, within the server's time limit, one turn per session at a time, a keyed turn once; 503 when a store is broken."
-    app, key = request.app, _turn_key(request)
+    app, key, who = request.app, _turn_key(request), client_of(request)
     await _require_stores(app)
     try:
         async with asyncio.timeout(app.state.request_timeout), _turn(app, session_id):
-            await check_owner(app.state.system, session_id, client_of(request))  # another client's session: 404
+            await check_owner(app.state.system, session_id, who)  # another client's session: 404
             if (done := await _recorded(app.state.system, session_id, key)) is not None: return done
-            with turn_scope(key, client_of(request).name): return await app.state.system.aask(question, session_id, pattern)
+            with turn_scope(key, who.name): return await app.state.system.aask(question, session_id, pattern)
     except (TimeoutError, HTTPException): raise
     except Exception:
         await _require_stores(app, fresh=True)  # a broken store is a 503, not an internal error
@@ -284,10 +284,10 @@ async def _stream(request:Request, question:str, session_id:str, pattern:str, mo
                 TimeoutError) else "internal error: the request failed; quote the request id when reporting it"
         yield fmt("error", {"error": msg, "request_id": _rid(request)})
 
-async def _streaming(request:Request, *args) -> StreamingResponse:
+async def _streaming(request:Request, question:str, session_id:str, *args) -> StreamingResponse:
     _turn_key(request)  # a bad key is a 400 before the stream starts
-    await check_owner(request.app.state.system, args[1], client_of(request))  # and another client's session a 404
-    return StreamingResponse(_stream(request, *args), media_type="text/event-stream",
+    await check_owner(request.app.state.system, session_id, client_of(request))  # and another client's session a 404
+    return StreamingResponse(_stream(request, question, session_id, *args), media_type="text/event-stream",
                              headers=SSE_HEADERS)
 
 # %% ../../nbs/rag/39_service.ipynb #0af11a6d
