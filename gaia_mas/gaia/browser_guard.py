@@ -4,7 +4,7 @@
 
 # %% ../../nbs/gaia/17a_browser_guard.ipynb #1c2af025
 from __future__ import annotations
-import asyncio, concurrent.futures, contextlib, ipaddress, logging, os, socket, threading
+import asyncio, concurrent.futures, contextlib, ipaddress, logging, os, signal, socket, sys, threading
 from typing import Callable, Optional
 from urllib.parse import urlsplit
 from fastcore.basics import patch
@@ -13,7 +13,7 @@ log = logging.getLogger(__name__)
 
 # %% auto #0
 __all__ = ['log', 'ALLOW_ENV', 'MAX_HEAD', 'HEAD_TIMEOUT', 'local_address', 'allowed_hosts', 'is_allowed', 'host_refusal',
-           'url_refusal', 'Refused', 'parse_head', 'checked_address', 'BrowserGuard']
+           'url_refusal', 'Refused', 'parse_head', 'checked_address', 'BrowserGuard', 'main']
 
 # %% ../../nbs/gaia/17a_browser_guard.ipynb #35d32c96
 def local_address(ip:str, # an IPv4 or IPv6 address
@@ -144,21 +144,22 @@ class BrowserGuard:
 
 # %% ../../nbs/gaia/17a_browser_guard.ipynb #777f8c1b
 @patch
-def _serve(self:BrowserGuard, ready:concurrent.futures.Future) -> None:
+def _serve(self:BrowserGuard, ready:concurrent.futures.Future, port:int) -> None:
     "The proxy's thread: its event loop, until `stop`."
     loop = self._loop = asyncio.new_event_loop()
     try:
-        self._server = loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", 0, limit=MAX_HEAD))
+        self._server = loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", port, limit=MAX_HEAD))
         ready.set_result(self._server.sockets[0].getsockname()[1])
     except BaseException as e: ready.set_exception(e); return
     loop.run_forever()
     loop.run_until_complete(loop.shutdown_asyncgens()); loop.close()
 
 @patch
-def start(self:BrowserGuard) -> str:
+def start(self:BrowserGuard, port:int=0, # the port to listen on; 0 for a free one
+         ) -> str:
     "Start the proxy; its `http://127.0.0.1:PORT` address."
     ready = concurrent.futures.Future()
-    self._thread = threading.Thread(target=self._serve, args=(ready,), name="gaia_mas-browser-guard", daemon=True)
+    self._thread = threading.Thread(target=self._serve, args=(ready, port), name="gaia_mas-browser-guard", daemon=True)
     self._thread.start()
     self.url = f"http://127.0.0.1:{ready.result(10)}"; return self.url
 
@@ -169,3 +170,14 @@ def stop(self:BrowserGuard) -> None:
     if loop is None: return
     loop.call_soon_threadsafe(self._server.close); loop.call_soon_threadsafe(loop.stop)
     self._thread.join(10)
+
+# %% ../../nbs/gaia/17a_browser_guard.ipynb #e65ea6b2
+def main(argv:Optional[list]=None, # [PORT]; a free port if empty
+        ) -> int:
+    "Run the guard on 127.0.0.1:PORT until SIGTERM or SIGINT; print its address first."
+    args = sys.argv[1:] if argv is None else argv
+    guard = BrowserGuard(); url = guard.start(int(args[0]) if args else 0)
+    print(url, flush=True)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT): signal.signal(sig, lambda *_: stop.set())
+    stop.wait(); guard.stop(); return 0

@@ -56,7 +56,7 @@ def page_url():
     server.shutdown(); server.server_close()
 
 @pytest.fixture(scope="module")
-def mcp_url(tmp_path_factory):
+def mcp_url(tmp_path_factory, page_url):  # after page_url, which allows the page for the server's guard
     port, log = free_port(), tmp_path_factory.mktemp("mcp")/"server.log"
     with open(log, "w") as out:
         proc = subprocess.Popen([str(ROOT/"tools"/"start_browser_mcp.sh"), str(port)], stdout=out, stderr=subprocess.STDOUT,
