@@ -146,12 +146,15 @@ class BrowserGuard:
 @patch
 def _serve(self:BrowserGuard, ready:concurrent.futures.Future, port:int) -> None:
     "The proxy's thread: its event loop, until `stop`."
-    loop = self._loop = asyncio.new_event_loop()
+    loop = self._loop = asyncio.new_event_loop(); asyncio.set_event_loop(loop)
     try:
         self._server = loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", port, limit=MAX_HEAD))
         ready.set_result(self._server.sockets[0].getsockname()[1])
     except BaseException as e: ready.set_exception(e); return
     loop.run_forever()
+    tasks = asyncio.all_tasks(loop)  # connections still open: ended, not left pending
+    for t in tasks: t.cancel()
+    if tasks: loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
     loop.run_until_complete(loop.shutdown_asyncgens()); loop.close()
 
 @patch
@@ -176,8 +179,7 @@ def main(argv:Optional[list]=None, # [PORT]; a free port if empty
         ) -> int:
     "Run the guard on 127.0.0.1:PORT until SIGTERM or SIGINT; print its address first."
     args = sys.argv[1:] if argv is None else argv
-    guard = BrowserGuard(); url = guard.start(int(args[0]) if args else 0)
-    print(url, flush=True)
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT): signal.signal(sig, lambda *_: stop.set())
-    stop.wait(); guard.stop(); return 0
+    done = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT): signal.signal(sig, lambda *_: done.set())
+    guard = BrowserGuard(); print(guard.start(int(args[0]) if args else 0), flush=True)
+    done.wait(); guard.stop(); return 0
