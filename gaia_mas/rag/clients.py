@@ -12,8 +12,8 @@ from fastapi import Depends, HTTPException, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 # %% auto #0
-__all__ = ['CLIENT_NAME', 'MIN_KEY', 'KEY_HELP', 'Client', 'Keys', 'KeysFileError', 'parse_keys', 'read_keys', 'key_check',
-           'client_of', 'write_refusal', 'session_owner', 'check_owner']
+__all__ = ['CLIENT_NAME', 'MIN_KEY', 'KEY_HELP', 'Client', 'Keys', 'KeysFileError', 'parse_keys', 'read_keys',
+           'keys_file_warning', 'key_check', 'client_of', 'write_refusal', 'session_owner', 'check_owner']
 
 # %% ../../nbs/rag/39f_clients.ipynb #dcb568ec
 CLIENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}")  # a client's name in a keys file
@@ -87,6 +87,15 @@ def read_keys(path:str|Path, # the keys file
     try: text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeError) as e: raise KeysFileError(f"cannot read the keys file {str(path)!r}: {e}") from None
     return parse_keys(text, f"the keys file {str(path)!r}")
+
+# %% ../../nbs/rag/39f_clients.ipynb #c64a4cc9
+def keys_file_warning(path:str|Path, # the keys file
+                     ) -> Optional[str]:
+    "A warning when users other than the owner may read the keys file (its mode lets group or others in); else None."
+    try: mode = Path(path).stat().st_mode
+    except OSError: return None
+    if not mode & 0o077: return None
+    return f"the keys file {str(path)!r} is readable by other users (mode {mode & 0o777:o}): run chmod 600 on it"
 
 # %% ../../nbs/rag/39f_clients.ipynb #6ad04009
 KEY_HELP = "missing or wrong API key: send `Authorization: Bearer KEY` or `X-API-Key: KEY`"

@@ -33,7 +33,8 @@ from .jobs import heartbeat
 from .openai_api import add_openai_routes
 from .documents_api import add_document_routes, job_store
 from .chat_page import add_chat_page
-from .clients import Keys, KeysFileError, check_owner, client_of, key_check, read_keys
+from .clients import (Keys, KeysFileError, check_owner, client_of, key_check, keys_file_warning,
+                                  read_keys)
 
 # %% ../../nbs/rag/39_service.ipynb #c0d43a8b
 log = logging.getLogger(__name__)
@@ -577,6 +578,8 @@ def cmd_serve(args:Any) -> int:
         print("gaia-mas serve: warning: a key given with --api-key shows in `ps`; "
               "use $GAIA_MAS_API_KEY or --api-key-file", file=sys.stderr)
     if problem := _keys_problem(args, key): print(f"gaia-mas serve: {problem}", file=sys.stderr); return 2
+    if getattr(args, "keys", None) and (warning := keys_file_warning(args.keys)):
+        print(f"gaia-mas serve: warning: {warning}", file=sys.stderr)
     if key: os.environ["GAIA_MAS_API_KEY"] = key
     host, port, workers = getattr(args, "host", "127.0.0.1"), getattr(args, "port", 8000), getattr(args, "workers",
                                                                                                    1) or 1

@@ -22,6 +22,7 @@ def server(tmp_path_factory):
     keys = home/"clients.keys"
     keys.write_text("# name  key  rights\n" + "".join(f"{n} {k}{' read-only' if n == 'reader' else ''}\n"
                                                       for n, k in KEYS.items()))
+    keys.chmod(0o644)  # readable by others: serve warns
     with serve("--kb", str(home/"kb.sqlite"), "--embeddings", "hash", "--keys", str(keys),
                env={"HOME": str(home), "GAIA_MAS_API_KEY": ""}) as (url, _, lines):
         yield url, lines
@@ -73,6 +74,7 @@ def test_keys_stay_secret(server):
     bodies = [chat(url, n, session=f"{n}-secret").text for n in KEYS]
     assert all(k not in b for k in KEYS.values() for b in bodies)
     assert not any(k in line for k in KEYS.values() for line in lines), "a key reached the server's output"
+    assert any("readable by other users" in line and "chmod 600" in line for line in lines)
 
 
 @pytest.mark.parametrize("text,env,why", [
