@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Callable, Optional
 from urllib.parse import urlsplit
 from fastcore.basics import patch
+from .browser_guard import BrowserGuard, url_refusal
 from .expert_tools import tool_budget
 from ..core.utils import truncate_text
 
@@ -184,12 +185,14 @@ def root_cause(e:BaseException) -> BaseException:
 
 # %% ../../nbs/gaia/17_browser.ipynb #b14f485f
 def refused_url(args:dict) -> Optional[str]:
-    "Why a browser call's `url` argument is refused, or None: only http(s) addresses are opened."
+    "Why a browser call's `url` argument is refused, or None: only http(s) addresses of public hosts are opened."
     url = args.get("url") if isinstance(args, dict) else None
     if url is None: return None
-    if isinstance(url, str) and urlsplit(url.strip()).scheme.lower() in ("http", "https"): return None
-    return (f"Error: the browser opens only http:// and https:// addresses; {str(url)[:200]!r} is refused "
-            "(file://, chrome:// and other schemes could read this machine's files). Use a web address.")
+    if not (isinstance(url, str) and urlsplit(url.strip()).scheme.lower() in ("http", "https")):
+        return (f"Error: the browser opens only http:// and https:// addresses; {str(url)[:200]!r} is refused "
+                "(file://, chrome:// and other schemes could read this machine's files). Use a web address.")
+    if why := url_refusal(url): return f"Error: the browser does not open {url[:200]!r}: {why}."
+    return None
 
 # %% ../../nbs/gaia/17_browser.ipynb #9bd0d130
 def create_sync_wrapper_for_mcp_tool(async_tool, # an async LangChain tool, as langchain_mcp_adapters makes them
@@ -268,6 +271,7 @@ class LocalBrowser:
                  chromium:str, # the chromium executable
                 ):
         self.server, self.chromium, self.proc, self.url = server, chromium, None, None
+        self.guard = BrowserGuard()  # the hosts of GAIA_MAS_BROWSER_ALLOW may be local
         self.folder = Path(tempfile.mkdtemp(prefix="gaia_mas-browser-"))
 
     def command(self, port:int) -> list[str]:
@@ -278,6 +282,7 @@ class LocalBrowser:
         return [self.server, "--config", str(cfg), "--headless", "--browser", "chromium",
                 "--executable-path", self.chromium, "--isolated", "--host", "127.0.0.1", "--port", str(port),
                 "--allowed-hosts", f"127.0.0.1:{port}", "--output-dir", str(self.folder/"out"),
+                "--proxy-server", self.guard.url or "http://127.0.0.1:9",  # no guard yet: a port where nothing answers
                 *(["--no-sandbox"] if root else [])]
 
 # %% ../../nbs/gaia/17_browser.ipynb #ba93c1b9
@@ -286,6 +291,7 @@ def start(self:LocalBrowser, timeout:float=30, # seconds to wait for the server 
          ) -> str:
     "Start the server and return its MCP address once it accepts connections."
     port = _free_port(); url = f"http://127.0.0.1:{port}/mcp"
+    self.guard.start()
     with open(self.folder/"server.log", "wb") as out:
         self.proc = subprocess.Popen(self.command(port), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                      start_new_session=True, cwd=self.folder)
@@ -302,6 +308,7 @@ def start(self:LocalBrowser, timeout:float=30, # seconds to wait for the server 
 def stop(self:LocalBrowser):
     "Stop the server's whole process group and remove its folder."
     p, self.proc = self.proc, None
+    self.guard.stop()
     if p is not None and p.poll() is None:
         with contextlib.suppress(ProcessLookupError): os.killpg(p.pid, signal.SIGTERM)
         try: p.wait(5)

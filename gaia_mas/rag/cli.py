@@ -411,6 +411,9 @@ def _serve_parser(sub, add_model_options) -> None:
                    help="required API key (default $GAIA_MAS_API_KEY; given here it shows in `ps`: "
                         "prefer the variable or --api-key-file)")
     v.add_argument("--api-key-file", type=Path, help="a file holding the required API key")
+    v.add_argument("--keys", type=Path, default=os.environ.get("GAIA_MAS_KEYS_FILE"), metavar="FILE",
+                   help="named clients instead of one key: a line `NAME KEY [read-only]` each; a client's conversations "
+                        "are its own, the knowledge base is shared (default $GAIA_MAS_KEYS_FILE)")
     v.add_argument("--allowed-host", action="append", metavar="NAME",
                    help="a name the server answers besides localhost and loopback addresses, e.g. rag.lan "
                         "(repeatable; also $GAIA_MAS_ALLOWED_HOSTS, comma-separated)")

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/rag/39b_documents.ipynb #25f924f7
 from __future__ import annotations
-import asyncio, json, logging, re, shutil, tempfile, time, zipfile
+import asyncio, hashlib, json, logging, re, shutil, tempfile, time, unicodedata, zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
@@ -16,6 +16,7 @@ from .jobs import KEEP, JobStore
 from .kb import citation_for
 from .kb_search import FILTER_DEPTH, MAX_QUERY, META_DEPTH, check_filters, check_metadata, parse_json
 from .options import empty_kb_note, parse_filters
+from .clients import write_refusal
 from .sources import SourceNames, public_filters, public_hit
 
 log = logging.getLogger(__name__)
@@ -34,13 +35,18 @@ UPLOAD_TIMEOUT = 120  # seconds a client has to send its whole upload
 ZIP_TYPES = {".docx", ".pptx", ".xlsx", ".xlsm"}
 
 # %% ../../nbs/rag/39b_documents.ipynb #a089d737
+def _kept(ch:str) -> bool: return ch.isalnum() or ch in "._- " or unicodedata.category(ch).startswith("M")
+
 def safe_name(name:Optional[str], # the file name the client sent
              ) -> str:
-    "The last part of `name`, with only letters, digits, `._-` and spaces, no leading dots, at most 120 characters."
-    base = re.split(r"[\\/]", name or "")[-1]
-    base = re.sub(r"[^\w.\- ]", "_", base, flags=re.ASCII).strip(" .")
-    if len(base) > 120: stem, _, ext = base.rpartition("."); base = f"{stem[:110]}.{ext[:9]}" if stem else base[:120]
-    return base.strip(" .") or "upload"
+    "The last part of `name` as a source: letters of any script (NFC), digits, `._-`, spaces; a hash where it changed."
+    sent = unicodedata.normalize("NFC", re.split(r"[\\/]", name or "")[-1])
+    base = "".join(ch if _kept(ch) else "_" for ch in sent).strip(" .")
+    if base == sent and len(base) <= 120: return base or "upload"
+    tag = hashlib.sha256(sent.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    stem, dot, ext = base.rpartition(".")
+    if not dot or not stem or len(ext) > 9: stem, ext = base, ""
+    return f"{stem[:100].strip(' .') or 'upload'}-{tag}" + (f".{ext}" if ext else "")
 
 # %% ../../nbs/rag/39b_documents.ipynb #313d8bcd
 def _zip_problem(path:Path) -> Optional[str]:
@@ -297,9 +303,10 @@ async def start_job(state:Any, kb:Any, files:list, meta:dict, tmp:Path) -> dict:
 
 # %% ../../nbs/rag/39b_documents.ipynb #6480dd80
 def _kb(request:Request, write:bool=False) -> Any:
-    "The service's knowledge base; for a change, not the shared sample collection (it is rebuilt from its files)."
+    "The service's knowledge base; for a change, a client that may write and not the shared sample collection."
     kb = getattr(request.app.state.system, "kb", None)
     if kb is None: raise UploadRefused("this service has no knowledge base attached (it runs on fixed tools)", 503)
+    if write and (why := write_refusal(request)): raise UploadRefused(why, 403)
     if write and kb.info("sample_hash"):
         raise UploadRefused("this is the read-only sample collection: serve your own knowledge base (--kb) "
                             "to add or remove documents", 409)

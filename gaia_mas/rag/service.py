@@ -10,7 +10,7 @@ __all__ = ['log', 'PATTERN_NAMES', 'MAX_CONCURRENCY', 'SESSION_RE', 'ROUTE_HOOKS
            'app_from_env', 'exposure_warning', 'startup_line', 'cmd_serve']
 
 # %% ../../nbs/rag/39_service.ipynb #c2d84efc
-import asyncio, contextlib, functools, gc, inspect, json, logging, multiprocessing, os, re, secrets, signal, threading
+import asyncio, contextlib, functools, gc, inspect, json, logging, multiprocessing, os, re, signal, threading
 import time, uuid
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Literal, Optional
@@ -18,7 +18,6 @@ from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
-from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from fastcore.basics import patch
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -35,6 +34,8 @@ from .jobs import heartbeat
 from .openai_api import add_openai_routes
 from .documents_api import add_document_routes, job_store
 from .chat_page import add_chat_page
+from .clients import (Keys, KeysFileError, check_owner, client_of, key_check, keys_file_warning,
+                                  read_keys)
 
 # %% ../../nbs/rag/39_service.ipynb #c0d43a8b
 log = logging.getLogger(__name__)
@@ -130,16 +131,11 @@ def _shape(result:dict, # what the system returned
                                  v in result.items() if k in model.model_fields}).model_dump(exclude_none=True)
 
 # %% ../../nbs/rag/39_service.ipynb #bf26e6ce
-def _api_key_check(api_key:Optional[str]) -> Callable:
-    "A FastAPI dependency that lets a request through only with the key (any request when there is no key)."
-    bearer, header = HTTPBearer(auto_error=False), APIKeyHeader(name="X-API-Key", auto_error=False)
-    async def check(cred:Optional[HTTPAuthorizationCredentials]=Depends(bearer), key:Optional[str]=Depends(header)):
-        if api_key is None: return
-        given = key or (cred.credentials if cred else "")
-        if not secrets.compare_digest(given.encode(), api_key.encode()):
-            raise HTTPException(401, "missing or wrong API key: send `Authorization: Bearer KEY` or `X-API-Key: KEY`",
-                                headers={"WWW-Authenticate": "Bearer"})
-    return check
+def _keys(api_key:Optional[str], # the one key, if any
+          keys:Optional[Keys], # named clients' keys (`gaia_mas.rag.clients.read_keys`), if any
+         ) -> Optional[Keys]:
+    "The keys the service accepts: the named clients', else the one key's, else None (an open service)."
+    return keys if keys is not None else Keys.single(api_key) if api_key else None
 
 # %% ../../nbs/rag/39_service.ipynb #8044f7d1
 _RID_RE = re.compile(r"[A-Za-z0-9._:-]{8,64}")  # a request id a client or load balancer may hand in
@@ -249,12 +245,13 @@ async def _recorded(system:Any, session_id:str, key:Optional[str]) -> Optional[d
 # %% ../../nbs/rag/39_service.ipynb #5b6ba974
 async def _run(request:Request, question:str, session_id:str, pattern:str) -> dict:
     "Ask the system, within the server's time limit, one turn per session at a time, a keyed turn once; 503 when a store is broken."
-    app, key = request.app, _turn_key(request)
+    app, key, who = request.app, _turn_key(request), client_of(request)
     await _require_stores(app)
     try:
         async with asyncio.timeout(app.state.request_timeout), _turn(app, session_id):
+            await check_owner(app.state.system, session_id, who)  # another client's session: 404
             if (done := await _recorded(app.state.system, session_id, key)) is not None: return done
-            with turn_scope(key): return await app.state.system.aask(question, session_id, pattern)
+            with turn_scope(key, who.name): return await app.state.system.aask(question, session_id, pattern)
     except (TimeoutError, HTTPException): raise
     except Exception:
         await _require_stores(app, fresh=True)  # a broken store is a 503, not an internal error
@@ -267,9 +264,10 @@ async def _events(request:Request, question:str, session_id:str, pattern:str) ->
     app, key = request.app, request.headers.get("idempotency-key")
     await _require_stores(app)
     async with asyncio.timeout(app.state.request_timeout), _turn(app, session_id):
+        await check_owner(app.state.system, session_id, client_of(request))
         if (done := await _recorded(app.state.system, session_id, key)) is not None:
             yield {"event": "answer", **done}; return
-        with turn_scope(key):
+        with turn_scope(key, client_of(request).name):
             async for ev in app.state.system.astream(question, session_id, pattern): yield ev
 
 async def _stream(request:Request, question:str, session_id:str, pattern:str, model:type[BaseModel],
@@ -290,9 +288,10 @@ async def _stream(request:Request, question:str, session_id:str, pattern:str, mo
                 TimeoutError) else "internal error: the request failed; quote the request id when reporting it"
         yield fmt("error", {"error": msg, "request_id": _rid(request)})
 
-def _streaming(request:Request, *args) -> StreamingResponse:
+async def _streaming(request:Request, question:str, session_id:str, *args) -> StreamingResponse:
     _turn_key(request)  # a bad key is a 400 before the stream starts
-    return StreamingResponse(_stream(request, *args), media_type="text/event-stream",
+    await check_owner(request.app.state.system, session_id, client_of(request))  # and another client's session a 404
+    return StreamingResponse(_stream(request, question, session_id, *args), media_type="text/event-stream",
                              headers=SSE_HEADERS)
 
 # %% ../../nbs/rag/39_service.ipynb #0af11a6d
@@ -320,14 +319,14 @@ def _add_chat_routes(app:FastAPI, auth:Callable):
               response_class=StreamingResponse,
               responses={200: sse}, summary="Auto-selected pattern, streamed")
     async def chat_stream(body:AutoChatRequest, request:Request):
-        return _streaming(request, body.question, body.session_id, _auto(body), AutoResponse)
+        return await _streaming(request, body.question, body.session_id, _auto(body), AutoResponse)
 
 def _add_pattern_routes(app:FastAPI, auth:Callable, pattern:str):
     model = RESPONSES[pattern]
     async def chat(body:ChatRequest, request:Request):
         return _shape(await _run(request, body.question, body.session_id, pattern), model)
     async def stream(body:ChatRequest, request:Request):
-        return _streaming(request, body.question, body.session_id, pattern, model)
+        return await _streaming(request, body.question, body.session_id, pattern, model)
     app.post(f"/multiagent/{pattern}/chat", response_model=model, response_model_exclude_none=True, tags=["chat"],
              dependencies=[Depends(auth)],
              summary=f"Answer with the {pattern} workflow", operation_id=f"{pattern}_chat")(chat)
@@ -459,6 +458,7 @@ async def _serving(app:FastAPI, system:Any, sessions:Optional[str], session_ttl:
 
 def create_app(system:Any, # a RagSystem, or a callable `checkpointer -> RagSystem` (sync or async) built at startup
                api_key:Optional[str]=None, # the key clients must send; None for an open service
+               keys:Optional[Keys]=None, # named clients' keys instead (`gaia_mas.rag.clients.read_keys`)
                sessions:Optional[str]=None, # the checkpointer URL for a factory (`open_sessions`); None keeps them in memory
                health:Optional[Callable]=None, # `system -> dict` for /health (default: `system.kb.stats()`)
                request_timeout:float=180, # seconds before a request gives up (the workflows' own limits are shorter)
@@ -481,11 +481,12 @@ def create_app(system:Any, # a RagSystem, or a callable `checkpointer -> RagSyst
     app.state.max_upload_mb = max_upload_mb
     if hasattr(system, "aask"): app.state.system = system  # ready now: in-process clients need no lifespan
     _add_error_handling(app, max_body)
-    _add_chat_routes(app, _api_key_check(api_key))
-    for add in ROUTE_HOOKS: add(app, _api_key_check(api_key), _run, _stream)  # OpenAI API, documents, chat page
+    keys = _keys(api_key, keys); auth = key_check(keys)
+    _add_chat_routes(app, auth)
+    for add in ROUTE_HOOKS: add(app, auth, _run, _stream)  # OpenAI API, documents, chat page
     _add_health(app, health)
     add_limits(app, max_body, limits)  # bodies are bounded before routing and authentication
-    add_browser_guards(app, allowed_hosts, keyless=api_key is None)  # DNS rebinding, writes from other web pages
+    add_browser_guards(app, allowed_hosts, keyless=keys is None)  # DNS rebinding, writes from other web pages
     app.add_middleware(DrainGate, lifecycle=app.state.lifecycle)  # outermost: a draining process takes nothing new
     return app
 
@@ -494,12 +495,14 @@ SERVE_ENV = "GAIA_MAS_SERVE"  # the settings a `serve` process hands to its uvic
 LIFECYCLE = Lifecycle()  # this process's, when it serves `app_from_env`
 
 def serve_settings(args:Any) -> dict:
-    "The settings of `gaia-mas serve` as a JSON-able dict (the API key stays out: it travels in GAIA_MAS_API_KEY)."
+    "The settings of `gaia-mas serve` as a JSON-able dict (a key stays out: GAIA_MAS_API_KEY or the keys file's path)."
     keys = ("kb", "embeddings", "embeddings_url", "sessions", "provider", "model", "base_url", "llm_timeout",
-            "max_retries", "rps", "latency", "max_upload_mb", "history_tokens", "session_ttl", "grace")
+            "max_retries", "rps", "latency", "max_upload_mb", "history_tokens", "session_ttl", "grace", "keys")
     hosts = {"host": getattr(args, "host", None) or "127.0.0.1",
              "allowed_hosts": [*(getattr(args, "allowed_host", None) or []), *env_hosts()]}
-    return {k: getattr(args, k, None) for k in keys} | hosts
+    out = {k: getattr(args, k, None) for k in keys} | hosts
+    if out["keys"]: out["keys"] = str(Path(out["keys"]).resolve())  # the workers read the file, wherever they run
+    return out
 
 GC_THRESHOLDS = (10_000, 10, 10)  # the collector's (young, middle, old) thresholds in a `serve` worker; Python's are (700, 10, 10)
 
@@ -514,7 +517,9 @@ def app_from_env() -> FastAPI:
     "The app factory uvicorn's workers call (`gaia_mas.rag.service:app_from_env`, `factory=True`)."
     exit_with_parent()  # a `--workers` process ends with the `serve` process that started it, even one killed
     settings = json.loads(os.environ.get(SERVE_ENV) or "{}")
+    keys = read_keys(settings["keys"]) if settings.get("keys") else None
     return create_app(functools.partial(_built_and_settled, settings), api_key=os.environ.get("GAIA_MAS_API_KEY") or None,
+                      keys=keys,
                       sessions=settings.get("sessions"), max_upload_mb=settings.get("max_upload_mb") or 25,
                       session_ttl=settings.get("session_ttl"), grace=settings.get("grace") or 60, lifecycle=LIFECYCLE,
                       allowed_hosts=host_allowlist(settings.get("host") or "127.0.0.1", settings.get("allowed_hosts") or ()))
@@ -550,6 +555,15 @@ def _empty_kb(settings:dict) -> Optional[str]:
     from gaia_mas.rag.options import empty_kb_note, open_kb_for
     with open_kb_for({k: v for k, v in settings.items() if v is not None}) as kb: return empty_kb_note(kb)
 
+def _keys_problem(args:Any, key:Optional[str]) -> Optional[str]:
+    "Why `serve --keys FILE` cannot start: the file is unreadable or malformed, or one API key is given too; else None."
+    if not getattr(args, "keys", None): return None
+    if key: return ("give either --keys FILE (named clients) or one API key ($GAIA_MAS_API_KEY, --api-key-file), "
+                    "not both: add that key to the keys file, or unset GAIA_MAS_API_KEY")
+    try: read_keys(args.keys)
+    except KeysFileError as e: return str(e)
+    return None
+
 def cmd_serve(args:Any) -> int:
     "`gaia-mas serve`: run the service on uvicorn until interrupted; 2 if it cannot start."
     import sys, uvicorn
@@ -566,10 +580,14 @@ def cmd_serve(args:Any) -> int:
     if key and key != os.environ.get("GAIA_MAS_API_KEY") and not getattr(args, "api_key_file", None):
         print("gaia-mas serve: warning: a key given with --api-key shows in `ps`; "
               "use $GAIA_MAS_API_KEY or --api-key-file", file=sys.stderr)
+    if problem := _keys_problem(args, key): print(f"gaia-mas serve: {problem}", file=sys.stderr); return 2
+    if getattr(args, "keys", None) and (warning := keys_file_warning(args.keys)):
+        print(f"gaia-mas serve: warning: {warning}", file=sys.stderr)
     if key: os.environ["GAIA_MAS_API_KEY"] = key
     host, port, workers = getattr(args, "host", "127.0.0.1"), getattr(args, "port", 8000), getattr(args, "workers",
                                                                                                    1) or 1
-    if warning := exposure_warning(host, port, key): print(f"gaia-mas serve: warning: {warning}", file=sys.stderr)
+    if warning := exposure_warning(host, port, key or getattr(args, "keys", None)):
+        print(f"gaia-mas serve: warning: {warning}", file=sys.stderr)
     print(startup_line(host, port, _sessions_kind(settings["sessions"]), workers), flush=True)
     if note := _empty_kb(settings): print(f"gaia-mas serve: {note}", file=sys.stderr, flush=True)
     verbose = bool(getattr(args, "verbose", 0))

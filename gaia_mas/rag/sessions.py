@@ -38,7 +38,7 @@ def history_tokens(turns:Sequence[dict], # earlier turns, as the workflows keep 
     return sum(count_tokens(line) + 1 for line in history_lines(turns))
 
 # %% ../../nbs/rag/37a_sessions.ipynb #24aa3dd3
-TURN_FIELDS = ("question", "standalone", "answer", "pattern", "citations", "at", "summary", "covers", "id")
+TURN_FIELDS = ("question", "standalone", "answer", "pattern", "citations", "at", "summary", "covers", "id", "owner")
 
 def compact_turn(turn:dict, # a turn as `finish` records it
                  max_answer:Optional[int]=600, # characters of the answer kept (the agents quote at most 500); None: all
@@ -135,24 +135,28 @@ def slim_checkpoints(saver:Any, # a LangGraph checkpointer
 # %% ../../nbs/rag/37a_sessions.ipynb #64caa7de
 TURN_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}")  # a client's key for one turn
 _turn_id: contextvars.ContextVar = contextvars.ContextVar("gaia_mas_turn_id", default=None)
+_owner: contextvars.ContextVar = contextvars.ContextVar("gaia_mas_turn_owner", default=None)
 
 @contextlib.contextmanager
 def turn_scope(turn_id:Optional[str], # the client's key for this turn; None: the turn has none
+               owner:Optional[str]=None, # the named client whose turn it is (`gaia_mas.rag.clients`); None: unnamed
               ):
-    "Within this block, the turn a workflow run adds to its session's history is stamped with `turn_id`."
-    token = _turn_id.set(turn_id)
+    "Within this block, the turn a workflow run adds to its session's history is stamped with `turn_id` and `owner`."
+    tokens = _turn_id.set(turn_id), _owner.set(owner)
     try: yield
-    finally: _turn_id.reset(token)
+    finally: _turn_id.reset(tokens[0]); _owner.reset(tokens[1])
 
 def stamp_turn(history:Sequence[dict], # the history a run is about to store, its own turn last
                started_at:float, # when the run started
                turn_id:Optional[str]=None, # the key; by default the one of the enclosing `turn_scope`
+               owner:Optional[str]=None, # the client; by default the one of the enclosing `turn_scope`
               ) -> list[dict]:
-    "The history compacted, with the run's own turn stamped with `turn_id` and its answer kept whole."
-    turns, turn_id = list(history), turn_id or _turn_id.get()
+    "The history compacted, with the run's own turn stamped with `turn_id` and `owner` and its answer kept whole."
+    turns, stamp = list(history), {"id": turn_id or _turn_id.get(), "owner": owner or _owner.get()}
     if not turns: return []
     *older, last = turns
-    if turn_id and "id" not in last and last.get("at", 0) >= started_at: last = {**last, "id": turn_id}
+    stamp = {k: v for k, v in stamp.items() if v and k not in last}
+    if stamp and last.get("at", 0) >= started_at: last = {**last, **stamp}
     return [*(compact_turn(t) for t in older), compact_turn(last, max_answer=None)]
 
 # %% ../../nbs/rag/37a_sessions.ipynb #20233883

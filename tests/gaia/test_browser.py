@@ -1,5 +1,5 @@
 """The researcher's browser for real: Playwright's MCP server (tools/start_browser_mcp.sh) driving Debian's chromium,
-a page served on 127.0.0.1, and the LangChain tools the model is given, run by LangGraph's ToolNode; and `gaia-mas ask`
+a page served on 127.0.0.1 (allowed by GAIA_MAS_BROWSER_ALLOW), and the LangChain tools the model is given, run by LangGraph's ToolNode; and `gaia-mas ask`
 starting that server by itself when none is configured or running.
 
 Needs tools/install_system.sh. Skipped when chromium or @playwright/mcp is missing, except under CI, where that fails."""
@@ -48,11 +48,15 @@ def page_url():
         def log_message(self, *a): pass
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
     threading.Thread(target=server.serve_forever, daemon=True).start()
+    old = os.environ.get("GAIA_MAS_BROWSER_ALLOW")  # the page is on loopback, which the browser opens only when allowed
+    os.environ["GAIA_MAS_BROWSER_ALLOW"] = f"127.0.0.1:{server.server_port}"
     yield f"http://127.0.0.1:{server.server_port}/vault.html"
+    if old is None: os.environ.pop("GAIA_MAS_BROWSER_ALLOW", None)
+    else: os.environ["GAIA_MAS_BROWSER_ALLOW"] = old
     server.shutdown(); server.server_close()
 
 @pytest.fixture(scope="module")
-def mcp_url(tmp_path_factory):
+def mcp_url(tmp_path_factory, page_url):  # after page_url, which allows the page for the server's guard
     port, log = free_port(), tmp_path_factory.mktemp("mcp")/"server.log"
     with open(log, "w") as out:
         proc = subprocess.Popen([str(ROOT/"tools"/"start_browser_mcp.sh"), str(port)], stdout=out, stderr=subprocess.STDOUT,
