@@ -17,8 +17,9 @@ from .utils import call_timeout, load_prompt_from_file, prompts_dir, time_left
 
 # %% auto #0
 __all__ = ['log', 'JSON_MODES', 'supported_providers', 'MissingAPIKeyError', 'ClearError', 'ModelServerUnreachable',
-           'LLMDeadlineExceeded', 'MalformedReplyError', 'ReplyCutError', 'is_local_server', 'server_json_mode',
-           'ServerChatOpenAI', 'openai_llm_factory', 'json_schema_format', 'llm_factory', 'repair_prompt',
+           'LLMDeadlineExceeded', 'MalformedReplyError', 'ReplyCutError', 'ContextTooSmall', 'is_local_server',
+           'server_model', 'server_json_mode', 'context_too_small', 'ServerChatOpenAI', 'openai_llm_factory',
+           'json_schema_format', 'schema_format', 'with_format', 'fit_schema', 'llm_factory', 'repair_prompt',
            'invoke_json', 'validate_or_repair', 'make_rate_limiter', 'token_usage', 'TokenCounter']
 
 # %% ../../nbs/core/03_llm.ipynb #81eeb988
@@ -56,6 +57,9 @@ class MalformedReplyError(ValueError, ClearError):
 
 class ReplyCutError(ValueError, ClearError):
     "A reply stopped at the agent's `max_tokens` and one repair call did not give the JSON its schema asks for."
+
+class ContextTooSmall(ValueError, ClearError):
+    "A request is longer than the model server's context, which a bigger context (or a smaller budget) fixes."
 
 # %% ../../nbs/core/03_llm.ipynb #d44e0002
 _RETRIED = {408, 409, 429, *range(500, 600)}
@@ -158,6 +162,18 @@ def is_local_server(base_url:Optional[str], # an OpenAI-compatible server's base
     try: return ipaddress.ip_address(host).is_loopback
     except ValueError: return False
 
+# %% ../../nbs/core/03_llm.ipynb #55eaebe5
+def server_model(base_url:str, # an OpenAI-compatible server's base URL
+                 timeout:float=5, # seconds to wait for its answer
+                ) -> Optional[str]:
+    "The first model the server lists at `/models` (a file's name without its folder and `.gguf`), or None."
+    try:
+        r = httpx.get(f"{base_url.rstrip('/')}/models", timeout=timeout, proxy=_proxy_for(base_url), trust_env=False)
+        r.raise_for_status()
+        first = next((m["id"] for m in r.json()["data"] if isinstance(m.get("id"), str) and m["id"].strip()), None)
+    except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError): return None
+    return re.sub(r"\.gguf$", "", first.strip().replace("\\", "/").rsplit("/", 1)[-1], flags=re.I) if first else None
+
 # %% ../../nbs/core/03_llm.ipynb #d44e0005
 JSON_MODES = ("json_schema", "json_object", "text")
 _server_modes: dict[str, str] = {}
@@ -206,6 +222,19 @@ def _seconds(t) -> float:
     if isinstance(t, (int, float)): return float(t)
     if isinstance(t, tuple): return float(max(t))
     return float(getattr(t, "read", None) or 600.0)
+
+# %% ../../nbs/core/03_llm.ipynb #46cbab24
+def context_too_small(e:openai.BadRequestError, # a 400 from the model server
+                      agent:str, # who made the request
+                      server:str, # the server's base URL
+                     ) -> Optional[ContextTooSmall]:
+    "The clear error for a request longer than the server's context, or None if `e` is about something else."
+    text = str(getattr(e, "message", e))
+    if not re.search(r"context (size|length|window)|n_ctx", text, re.I): return None
+    return ContextTooSmall(
+        f"{agent}: the request does not fit the context of the model server at {server} ({text[:200]}). Start the "
+        "server with a bigger context (python tools/local_llm/serve.py --ctx 16384; llama.cpp's own server: "
+        "--ctx-size 16384), or keep to the local budget (gaia-mas --budget local), whose prompts fit 4096 tokens")
 
 # %% ../../nbs/core/03_llm.ipynb #e4278e42
 class ServerChatOpenAI(ChatOpenAI):
@@ -258,6 +287,9 @@ class ServerChatOpenAI(ChatOpenAI):
         "One call through the SDK; a reply cut at max_tokens comes back as it is, with our errors unwrapped."
         try: return super()._generate(messages, stop, run_manager, **kw)
         except openai.LengthFinishReasonError as e: return self._create_chat_result(e.completion)
+        except openai.BadRequestError as e:
+            if (full := context_too_small(e, self.agent, self.server)) is None: raise
+            raise full from None
         except openai.OpenAIError as e:
             if (ours := _ours(e)) is None: raise
             raise ours from None
@@ -266,6 +298,9 @@ class ServerChatOpenAI(ChatOpenAI):
         "`_once`, async."
         try: return await super()._agenerate(messages, stop, run_manager, **kw)
         except openai.LengthFinishReasonError as e: return self._create_chat_result(e.completion)
+        except openai.BadRequestError as e:
+            if (full := context_too_small(e, self.agent, self.server)) is None: raise
+            raise full from None
         except openai.OpenAIError as e:
             if (ours := _ours(e)) is None: raise
             raise ours from None
@@ -302,17 +337,74 @@ def openai_llm_factory(name:str, # agent name; the researcher and expert get no 
                            timeout=timeout, max_retries=max_retries, rate_limiter=rate_limiter, max_tokens=max_tokens,
                            repair_cut=repair_cut, http_client=_http_client(server), http_async_client=_async_http_client(server))
     if tools: return llm.bind_tools(list(tools))
-    if output_schema and name not in ("researcher", "expert"):
-        return llm.bind(response_format=json_schema_format(output_schema, name))
+    if output_schema and name not in ("researcher", "expert"): return with_format(llm, output_schema, name)
     return llm
 
 def json_schema_format(output_schema:dict, # the agent's output schema
                        name:str, # a name for it (letters, digits, _ and - are kept)
+                       fit:Optional[int]=None, # a token limit the whole reply must fit, see `fit_schema`
+                       choices:Optional[dict]=None, # key -> its only values (a list) or a regular expression it matches
                       ) -> dict:
     "OpenAI's strict `json_schema` response format for `output_schema`."
     name = re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64] or "reply"
+    schema = schema_to_json_schema(output_schema, name)
+    for key, only in (choices or {}).items():
+        schema["properties"][key] = {"type": "string", "pattern": only} if isinstance(only, str) else {"enum": list(only)}
+    return schema_format(schema, name, fit)
+
+def schema_format(schema:dict, # a JSON Schema
+                  name:str, # its name
+                  fit:Optional[int]=None, # a token limit the whole reply must fit, see `fit_schema`
+                 ) -> dict:
+    "The strict `json_schema` response format for `schema`, bounded to fit `fit` tokens if given."
     return {"type": "json_schema", "json_schema": {"name": name, "strict": True,
-                                                   "schema": schema_to_json_schema(output_schema, name)}}
+                                                   "schema": fit_schema(schema, fit) if fit else schema}}
+
+def with_format(llm:Any, # a model from `openai_llm_factory` (others are returned as they are)
+                output_schema:dict, # the schema its reply must match
+                name:str, # the schema's name
+                choices:Optional[dict]=None, # key -> its only values (a list) or a regular expression it matches
+               ) -> Any:
+    "`llm` asked for `output_schema`'s JSON; a model that does not repair cut replies gets one its token limit fits."
+    base = getattr(llm, "bound", llm)
+    if not isinstance(base, ServerChatOpenAI): return llm
+    fit = None if base.repair_cut else base.max_tokens
+    return base.bind(response_format=json_schema_format(output_schema, name, fit, choices))
+
+# %% ../../nbs/core/03_llm.ipynb #960348fa
+_GAP = 22  # most whitespace llama.cpp's JSON grammar allows between two JSON tokens: two newlines and 20 spaces or tabs
+
+def _shape(s:dict, items:int) -> tuple[int, int]:
+    "(strings the model writes, tokens of everything else at its longest) of a reply matching schema `s`."
+    if "enum" in s: return 0, max(len(json.dumps(v)) for v in s["enum"])
+    if "anyOf" in s: return max(_shape(o, items) for o in s["anyOf"])
+    match s.get("type"):
+        case "string": return 1, 2
+        case "array":
+            n, fixed = _shape(s["items"], items)
+            return items * n, 2 + _GAP + items * (fixed + 1 + _GAP)
+        case "object":
+            parts = {k: _shape(v, items) for k, v in s.get("properties", {}).items()}
+            return (sum(n for n, _ in parts.values()),
+                    2 + _GAP + sum(f + len(json.dumps(k)) + 2 + 2 * _GAP for k, (_, f) in parts.items()))
+    return 0, 24  # a number, a boolean or null
+
+def _bounded(s:dict, chars:int, items:int) -> dict:
+    "`s` with each free string at most `chars` long and each list at most `items` long."
+    if "anyOf" in s: return {**s, "anyOf": [_bounded(o, chars, items) for o in s["anyOf"]]}
+    match s.get("type"):
+        case "string" if "enum" not in s: return {**s, "maxLength": min(chars, s.get("maxLength", chars))}
+        case "array": return {**s, "maxItems": items, "items": _bounded(s["items"], chars, items)}
+        case "object": return {**s, "properties": {k: _bounded(v, chars, items) for k, v in s["properties"].items()}}
+    return s
+
+def fit_schema(schema:dict, # a JSON Schema of a reply
+               max_tokens:int, # the reply's token limit
+               items:int=1, # most items of each list
+              ) -> dict:
+    "`schema` with its strings and lists bounded so that any reply it allows ends within `max_tokens`."
+    n, fixed = _shape(schema, items)
+    return _bounded(schema, max(8, (max_tokens - fixed) // max(n, 1)), items)
 
 # %% ../../nbs/core/03_llm.ipynb #3a38678b
 def llm_factory(config:AgentConfig, # the agent's configuration
@@ -377,9 +469,10 @@ def _cut_error(component:str, reply:Any, note:str, e:Exception) -> ReplyCutError
 def _unrepaired_cut(component:str, reply:Any, note:str) -> ReplyCutError:
     "The error for a cut reply of a model that does not repair cut replies."
     agent = "critic" if component.startswith("critic") else component.split()[0]
+    n = (getattr(reply, "response_metadata", None) or {}).get("max_tokens")
     return ReplyCutError(f"{component}: {note} (finish_reason 'length'), and this model does not repair cut replies "
-                         f"(a repair would generate as long again). Give the {agent} more tokens, or a budget for a "
-                         "bigger model (gaia-mas --budget hosted)")
+                         f"(a repair would generate as long again). Give the {agent} more tokens: gaia-mas "
+                         f"--max-tokens {agent}={2 * n if n else 512}")
 
 def _text(reply:Any) -> str:
     "The text of a reply, a message or a string."

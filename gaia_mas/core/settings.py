@@ -52,7 +52,9 @@ def add_model_options(p:argparse.ArgumentParser) -> None:
     g.add_argument("--provider", default="scripted" if _env_flag("GAIA_MAS_SCRIPTED") else "openai",
                    help="LLM provider (default openai), or 'scripted' for a dry run: every agent is a scripted model; "
                         "the answer is --dry-answer, 42 by default (no key, no network, no tools)")
-    g.add_argument("--model", default="gpt-4o-mini", help="model for every agent")
+    g.add_argument("--model", default="gpt-4o-mini",
+                   help="model for every agent (default gpt-4o-mini; gaia-mas ask and run ask a --base-url or "
+                        "OPENAI_BASE_URL server which model it serves)")
     g.add_argument("--base-url", help="an OpenAI-compatible server, e.g. http://localhost:11434/v1 for Ollama")
     g.add_argument("--llm-timeout", type=float, default=120, help="seconds per LLM call")
     g.add_argument("--max-retries", type=int, default=6,

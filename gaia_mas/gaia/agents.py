@@ -8,7 +8,7 @@ import contextlib, functools, logging, time
 from typing import Any, Callable, Optional
 from langchain_core.messages import SystemMessage
 from langgraph.errors import GraphBubbleUp
-from ..core.llm import ClearError, invoke_json, validate_or_repair
+from ..core.llm import ClearError, invoke_json, validate_or_repair, with_format
 from .messages import compose_agent_message, convert_agent_messages_to_langchain
 from .messages import get_agent_conversation, send_message
 from ..core.schema import AgentConfig
@@ -112,14 +112,20 @@ def create_expert_agent(config:AgentConfig, # the expert's configuration
 # %% ../../nbs/gaia/21_agents.ipynb #a867a3d3
 def create_finalizer_agent(config:AgentConfig, # the finalizer's configuration
                            llm_finalizer, # the finalizer's model
+                           repeat_expert:bool=False, # the final answer can only repeat the expert's (a small model)
                           ) -> Callable[[GraphState], GraphState]:
     "The finalizer node: writes the final answer and the reasoning trace."
+    def model(state):
+        "The finalizer's model; held to the expert's answer (or the failure answer) if `repeat_expert`."
+        ans = FAILURE_ANSWER if state.get("retry_failed") else str(state.get("expert_answer") or "").strip()
+        if not (repeat_expert and ans): return llm_finalizer
+        return with_format(llm_finalizer, config.output_schema, "finalizer", {"final_answer": [ans]})
     def finalizer_agent(state: GraphState) -> GraphState:
         if state.get("error"):
             ans, trace = FAILURE_ANSWER, f"{FAILURE_ANSWER} The {state['error_component']} failed: {state['error']}"
         else:
             msgs = [SystemMessage(content=config.system_prompt), *_conversation(state, "finalizer")]
-            r = invoke_json(llm_finalizer, msgs, config.output_schema, "finalizer")
+            r = invoke_json(model(state), msgs, config.output_schema, "finalizer")
             ans, trace = r["final_answer"], r["final_reasoning_trace"]
         state = {**state, "final_answer": ans, "final_reasoning_trace": trace}
         done = f"Finalizer complete. The final answer is:\n{ans}\n\n## The final reasoning trace is:\n{trace}"

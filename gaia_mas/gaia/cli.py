@@ -14,8 +14,8 @@ from .scoring import GOLD_KEYS
 if TYPE_CHECKING: from gaia_mas.gaia.config import Budget
 
 # %% auto #0
-__all__ = ['NO_KEY_HINT', 'REQUIRE_SANDBOX_HELP', 'log_path', 'logs_dir', 'apply_budget', 'session', 'cmd_ask', 'cmd_run',
-           'gold_of_results', 'cmd_score', 'cmd_course_fetch', 'cmd_course_submit', 'add_budget_option',
+__all__ = ['NO_KEY_HINT', 'REQUIRE_SANDBOX_HELP', 'log_path', 'logs_dir', 'apply_budget', 'session', 'tool_calls', 'cmd_ask',
+           'cmd_run', 'gold_of_results', 'cmd_score', 'cmd_course_fetch', 'cmd_course_submit', 'add_budget_option',
            'add_gaia_parsers']
 
 # %% ../../nbs/gaia/28_cli.ipynb #36147bf3
@@ -52,6 +52,7 @@ def apply_budget(args:argparse.Namespace) -> Budget:
     budget = choose_budget("hosted" if args.provider == "scripted" else getattr(args, "budget", "auto"), base)
     for opt in ("timeout", "llm_timeout", "max_retries"):
         if getattr(args, opt, None) is None: setattr(args, opt, getattr(budget, opt))
+    if getattr(args, "model", "") is None: args.model = _served_model(args, base)
     if budget.name == "local" and getattr(args, "budget", "auto") == "auto":
         print(f"gaia-mas: the model server {base} is on this machine, so each question gets the local budget "
               f"({budget.timeout:g} s, short replies, no browser); --budget hosted lifts it", file=sys.stderr)
@@ -60,11 +61,19 @@ def apply_budget(args:argparse.Namespace) -> Budget:
 def _provider(args:argparse.Namespace) -> str: return "openai" if args.provider == "scripted" else args.provider
 
 def _configs(args:argparse.Namespace, budget:Budget) -> dict:
-    "The agents' configurations the options and the budget ask for."
-    from gaia_mas.gaia.config import budget_overrides, load_baseline_prompts, make_agent_configs
+    "The agents' configurations the options and the budget ask for (--max-tokens over the budget's limits)."
+    from gaia_mas.core.utils import prompts_dir
+    from gaia_mas.gaia.config import budget_overrides, load_baseline_prompts, make_agent_configs, parse_max_tokens
     extra = {"base_url": args.base_url} if args.base_url else {}
-    return make_agent_configs(load_baseline_prompts(), provider=_provider(args), model=args.model,
-                              retry_limit=budget.retry_limit, overrides=budget_overrides(budget), **extra)
+    tokens = parse_max_tokens(getattr(args, "max_tokens", None))
+    return make_agent_configs(load_baseline_prompts(prompts_dir(budget.prompts)), provider=_provider(args),
+                              model=args.model, retry_limit=budget.retry_limit,
+                              overrides=budget_overrides(budget, tokens), **extra)
+
+def _served_model(args:argparse.Namespace, base:Optional[str]) -> str:
+    "The model a --base-url or OPENAI_BASE_URL server says it serves, when no --model was given; else gpt-4o-mini."
+    from gaia_mas.core.llm import server_model
+    return (base and args.provider == "openai" and server_model(base)) or "gpt-4o-mini"
 
 # %% ../../nbs/gaia/28_cli.ipynb #1dedec04
 def _browser(stack:contextlib.ExitStack, budget:Budget) -> None:
@@ -82,30 +91,49 @@ def session(args:argparse.Namespace, # parsed options, see `add_model_options`
             budget:Optional[Budget]=None, # the question's limits; from `apply_budget` if None
            ):
     "The run's logging, checkpointer, browser and graph; yields (app, tracer)."
+    from fastcore.xtras import modified_env
     from gaia_mas.gaia.runner import build_app, open_checkpointer, run_logging
     budget = budget or apply_budget(args)
     with contextlib.ExitStack() as stack:
         if getattr(args, "require_sandbox", False):
-            from fastcore.xtras import modified_env
             stack.enter_context(modified_env(GAIA_MAS_SANDBOX="bwrap"))  # checked when the graph is built, below
         stack.enter_context(run_logging(log_file, args.verbose))
         saver = stack.enter_context(open_checkpointer(args.cache_dir, args.memory))
+        if "GAIA_MAS_TOOL_BUDGET" not in os.environ:
+            stack.enter_context(modified_env(GAIA_MAS_TOOL_BUDGET=str(budget.tool_chars)))
         configs = _configs(args, budget)
         if args.provider != "scripted": _first_model(configs); _browser(stack, budget)
         app, tracer = build_app(configs, args.provider, saver, args.trace, args.llm_timeout, args.max_retries,
                                 args.rps, args.latency, args.dry_answer, getattr(args, "dry_wrong", 0.0),
-                                getattr(args, "seed", 0), budget.repair_cut)
+                                getattr(args, "seed", 0), budget.repair_cut, budget.guided)
         try: yield app, tracer
         finally:
             if tracer is not None: tracer.flush()
 
 # %% ../../nbs/gaia/28_cli.ipynb #05c127d7
+def tool_calls(state:dict, # a question's final state
+              ) -> list[str]:
+    "Each tool call of the researcher and the expert, with the start of its result: `agent: tool(args) -> result`."
+    from langchain_core.messages import AIMessage, ToolMessage
+    runs = [("researcher", s) for s in (state.get("researcher_states") or {}).values()]
+    runs += [("expert", state["expert_state"])] if state.get("expert_state") else []
+    lines = []
+    for agent, sub in runs:
+        results = {m.tool_call_id: str(m.content) for m in sub.get("messages", []) if isinstance(m, ToolMessage)}
+        for m in sub.get("messages", []):
+            for c in (m.tool_calls if isinstance(m, AIMessage) else []):
+                args = ", ".join(f"{k}={v!r}" for k, v in c["args"].items())
+                out = " ".join(results.get(c["id"], "(no result)").split())
+                lines.append(f"{agent}: {c['name']}({args}) -> {out[:80]}{'...' if len(out) > 80 else ''}")
+    return lines
+
 def _print_steps(app, record:dict) -> None:
-    "The orchestrator's instructions, the reasoning trace and the cost of a finished question."
+    "The orchestrator's instructions, the path, the tool calls, the reasoning trace and the cost of a finished question."
     state = app.get_state({"configurable": {"thread_id": record["thread_id"]}}).values
-    for m in state.get("agent_messages", []):
-        if m["sender"] != "orchestrator": continue
-        print(f"orchestrator -> {printable(m['receiver'])}: {printable(m['content'].splitlines()[0][:120])}")
+    sent = [m for m in state.get("agent_messages", []) if m["sender"] == "orchestrator"]
+    for m in sent: print(f"orchestrator -> {printable(m['receiver'])}: {printable(m['content'].splitlines()[0][:120])}")
+    print(f"\nPath: {' > '.join(printable(m['receiver']) for m in sent)}")
+    for line in tool_calls(state) or ["(none)"]: print(f"Tool call: {printable(line)}")
     print(f"\nReasoning trace: {printable(record['reasoning_trace'], keep=chr(10))}")
     print(f"Cost: {record['llm_calls']} LLM calls, {record['input_tokens']} input and {record['output_tokens']} "
           f"output tokens, {record['wall_time_s']} s\n")
@@ -250,11 +278,15 @@ def cmd_course_submit(args:argparse.Namespace) -> int:
 def add_budget_option(p:argparse.ArgumentParser) -> None:
     "`--budget`, and the budget's say over the defaults of --llm-timeout and --max-retries."
     p.add_argument("--budget", choices=("auto", "local", "hosted"), default="auto",
-                   help="what a question may spend: 'local' fits a small model on this machine's CPU (128 to 256 "
-                        "tokens a reply, 150 s a question, one LLM retry, no repair of a cut reply, no browser), "
+                   help="what a question may spend: 'local' fits a small model on this machine's CPU (128 to 320 "
+                        "tokens a reply, 170 s a question, one LLM retry, no repair of a cut reply, no browser, short "
+                        "prompts, one tool call for the researcher and the expert, each held to a JSON schema), "
                         "'hosted' a hosted model (up to 2,048 tokens a reply, 1,800 s); 'auto' (default) is local "
                         "when the model server is on this machine (a --base-url or OPENAI_BASE_URL on localhost)")
-    p.set_defaults(llm_timeout=None, max_retries=None)   # then the budget's: 120 s and 6, or 150 s and 1
+    p.add_argument("--max-tokens", action="append", metavar="AGENT=N",
+                   help="most tokens in one reply of an agent (planner, researcher, expert, critic, finalizer), over "
+                        "the budget's; repeatable, e.g. --max-tokens researcher=640")
+    p.set_defaults(llm_timeout=None, max_retries=None, model=None)   # then the budget's, and the server's model
 
 # %% ../../nbs/gaia/28_cli.ipynb #ede88148
 REQUIRE_SANDBOX_HELP = ("refuse to start unless the expert's Python can run isolated under bubblewrap (the same as "
@@ -273,7 +305,7 @@ def _run_parser(sub) -> None:
                    help="results file, appended to and resumed from (default results.jsonl)")
     p.add_argument("--timeout", type=float,
                    help="seconds per question before it is recorded as a timeout "
-                        "(default 1800; 150 with --budget local)")
+                        "(default 1800; 170 with --budget local)")
     p.add_argument("--retry-failed", action="store_true",
                    help="run again the tasks whose record is an error or a timeout")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -315,7 +347,7 @@ def add_gaia_parsers(sub) -> None:
     a.add_argument("question", help='the question, quoted: gaia-mas ask "What is the capital of France?"')
     a.add_argument("--file", help="the question's attachment")
     a.add_argument("--timeout", type=float,
-                   help="seconds for the question before it ends as a timeout (default 1800; 150 with --budget local)")
+                   help="seconds for the question before it ends as a timeout (default 1800; 170 with --budget local)")
     a.add_argument("--require-sandbox", action="store_true", help=REQUIRE_SANDBOX_HELP)
     add_model_options(a); add_budget_option(a); a.set_defaults(func=cmd_ask)
     _run_parser(sub)

@@ -21,7 +21,7 @@ from ..core.utils import load_prompt_from_file
 
 # %% auto #0
 __all__ = ['log', 'PROMPT_FILES', 'DEFAULT_MAX_TOKENS', 'BUDGETS', 'load_baseline_prompts', 'make_agent_configs', 'Budget',
-           'choose_budget', 'budget_overrides', 'read_jsonl_file', 'write_jsonl_file']
+           'choose_budget', 'budget_overrides', 'parse_max_tokens', 'read_jsonl_file', 'write_jsonl_file']
 
 # %% ../../nbs/gaia/12_config.ipynb #02c688ba
 log = logging.getLogger(__name__)
@@ -84,11 +84,14 @@ class Budget:
     retry_limit: int # restarts of the planner, researcher and expert after a critic rejects
     repair_cut: bool # a reply cut at max_tokens gets one repair call
     browser: bool # research may start a browser
+    tool_chars: int = 20_000 # characters one tool result may hold
+    prompts: str = "baseline" # the folder of prompts/ the agents' prompts come from
+    guided: bool = False # the researcher and expert call one tool then answer; the finalizer repeats the expert
 
 BUDGETS = {
     "hosted": Budget("hosted", DEFAULT_MAX_TOKENS, 1800, 120, 6, 5, True, True),
-    "local": Budget("local", {"planner": 256, "researcher": 192, "expert": 192, "critic": 128, "finalizer": 160},
-                    150, 150, 1, 1, False, False)}
+    "local": Budget("local", {"planner": 448, "researcher": 448, "expert": 320, "critic": 224, "finalizer": 256},
+                    170, 150, 1, 2, False, False, 1500, "local", True)}
 
 # %% ../../nbs/gaia/12_config.ipynb #82b2adfb
 def choose_budget(name:str="auto", # "auto", "local" or "hosted"
@@ -100,9 +103,23 @@ def choose_budget(name:str="auto", # "auto", "local" or "hosted"
     if name not in BUDGETS: raise ValueError(f"unknown budget {name!r}: choose auto, {', '.join(BUDGETS)}")
     return BUDGETS[name]
 
-def budget_overrides(budget:Budget) -> dict[str, dict]:
+def budget_overrides(budget:Budget, # the question's budget
+                     max_tokens:Optional[dict]=None, # agent -> tokens, given by the user over the budget's
+                    ) -> dict[str, dict]:
     "The per-agent fields of `make_agent_configs` that a budget sets: each agent's max_tokens."
-    return {a: {"max_tokens": n} for a, n in budget.max_tokens.items()}
+    return {a: {"max_tokens": n} for a, n in {**budget.max_tokens, **(max_tokens or {})}.items()}
+
+def parse_max_tokens(items:list[str]|None, # values of --max-tokens, each AGENT=N
+                    ) -> dict[str, int]:
+    "The per-agent token limits `--max-tokens researcher=512` asks for; a clear error for anything else."
+    out = {}
+    for item in items or ():
+        agent, _, n = item.partition("=")
+        if agent.strip() not in DEFAULT_MAX_TOKENS or not n.strip().isdigit() or int(n) < 1:
+            raise ValueError(f"--max-tokens {item!r}: write AGENT=N, N a positive number of tokens and AGENT one of "
+                             f"{', '.join(DEFAULT_MAX_TOKENS)}, e.g. --max-tokens researcher=512")
+        out[agent.strip()] = int(n)
+    return out
 
 # %% ../../nbs/gaia/12_config.ipynb #3ec1128e
 def read_jsonl_file(file_path:str|Path, # the JSONL file

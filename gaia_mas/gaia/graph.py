@@ -16,26 +16,31 @@ from .orchestrator import create_input_interface, orchestrator, route_from_orche
 from ..core.schema import AgentConfig
 from .state import GraphState
 from .subgraphs import create_expert_llm_node, create_expert_subgraph
-from .subgraphs import create_researcher_llm_node, create_researcher_subgraph
+from .subgraphs import create_researcher_llm_node, create_researcher_subgraph, tool_then_answer
 from ..core.utils import run_sync
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'AGENTS', 'make_llms', 'build_agents', 'create_multi_agent_graph', 'answer_question']
+__all__ = ['log', 'AGENTS', 'REPEATED', 'make_llms', 'build_agents', 'create_multi_agent_graph', 'answer_question']
 
 # %% ../../nbs/gaia/22_graph.ipynb #0a94d81a
 AGENTS = ("planner", "researcher", "expert", "critic", "finalizer")
+REPEATED = {"researcher": ("result", 300), "expert": ("expert_answer", 100)}  # guided: the field that repeats a tool result
 
 def make_llms(agent_configs:dict[str, AgentConfig], # the agents' configurations
               tools:dict[str, Sequence], # tools per agent name (researcher, expert)
               llms:dict|BaseChatModel|None=None, # injected models: one for all, or some by agent name
               agents:Sequence[str]=AGENTS, # the agents to build models for
+              guided:bool=False, # the agents with tools call one, then answer (`tool_then_answer`)
               **kw, # passed to `llm_factory`
              ) -> dict[str, Any]:
     "The chat model of each agent in `agents`, with its tools bound."
     given = {a: llms for a in AGENTS} if isinstance(llms, BaseChatModel) else dict(llms or {})
     def build(a):
+        if guided and a in tools:
+            base = given[a] if a in given else llm_factory(agent_configs[a], None, **kw)
+            return tool_then_answer(base, tools[a], agent_configs[a], *REPEATED[a])
         if a in given: return given[a].bind_tools(list(tools[a])) if a in tools else given[a]
         return llm_factory(agent_configs[a], tools.get(a), **kw)
     return {a: build(a) for a in agents}
@@ -54,7 +59,7 @@ def _opik_tracer(app):
     return OpikTracer(graph=app.get_graph(xray=True))
 
 # %% ../../nbs/gaia/22_graph.ipynb #b8512e20
-def build_agents(agent_configs, research_tools, expert_tools, m:dict) -> dict:
+def build_agents(agent_configs, research_tools, expert_tools, m:dict, guided:bool=False) -> dict:
     "The five agent node functions, wired to their models (from `make_llms`) and subgraphs."
     rc, ec = agent_configs["researcher"], agent_configs["expert"]
     rgraph = create_researcher_subgraph(create_researcher_llm_node(rc, m["researcher"]), research_tools)
@@ -64,7 +69,7 @@ def build_agents(agent_configs, research_tools, expert_tools, m:dict) -> dict:
         "researcher": create_researcher_agent(rc, rgraph, m["researcher"], getattr(research_tools, "step_scope", None)),
         "expert": create_expert_agent(ec, egraph, m["expert"], getattr(expert_tools, "step_scope", None)),
         "critic": create_critic_agent(agent_configs["critic"], m["critic"]),
-        "finalizer": create_finalizer_agent(agent_configs["finalizer"], m["finalizer"]),
+        "finalizer": create_finalizer_agent(agent_configs["finalizer"], m["finalizer"], repeat_expert=guided),
     }
 
 # %% ../../nbs/gaia/22_graph.ipynb #e605877c
@@ -75,14 +80,15 @@ def create_multi_agent_graph(agent_configs:dict[str, AgentConfig], # from `make_
                              checkpointer:Any=None, # a LangGraph checkpointer, for durable runs
                              tracing:bool=False, # attach an Opik tracer
                              recursion_limit:int=200, # most graph steps in one run
+                             guided:bool=False, # fixed steps for a small model, see `make_llms` and `Budget`
                             ) -> tuple[Any, Any]:
     "The compiled multi-agent graph and its Opik tracer (None unless `tracing`)."
     models = make_llms(agent_configs, {}, llms, agents=("planner", "critic", "finalizer"))  # a missing key stops here
     research_tools = _default_research_tools() if research_tools is None else research_tools
     expert_tools = get_expert_tools() if expert_tools is None else expert_tools
     models |= make_llms(agent_configs, {"researcher": research_tools, "expert": expert_tools}, llms,
-                        agents=("researcher", "expert"))
-    agents = build_agents(agent_configs, research_tools, expert_tools, models)
+                        agents=("researcher", "expert"), guided=guided)
+    agents = build_agents(agent_configs, research_tools, expert_tools, models, guided)
     g = StateGraph(GraphState)
     g.add_node("input_interface", create_input_interface(agent_configs))
     g.add_node("orchestrator", capture_errors("orchestrator", orchestrator))

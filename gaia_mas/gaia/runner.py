@@ -71,6 +71,7 @@ def build_app(configs:dict[str, AgentConfig], # the agents' configurations
               dry_wrong:float=0.0, # dry run: the share of runs that answer wrongly
               seed:int=0, # dry run: the seed of the wrong answers
               repair_cut:bool=True, # repair a reply cut at max_tokens, see `real_llms`
+              guided:bool=False, # fixed steps for a small model, see `Budget`
              ) -> tuple[Any, Any]:
     "The compiled graph and its tracer (None unless `tracing`)."
     limiter = make_rate_limiter(rps)
@@ -79,7 +80,7 @@ def build_app(configs:dict[str, AgentConfig], # the agents' configurations
         return create_multi_agent_graph(configs, research_tools=[], llms=llm,
                                         checkpointer=checkpointer, tracing=tracing)
     return create_multi_agent_graph(configs, llms=real_llms(configs, llm_timeout, max_retries, limiter, repair_cut),
-                                    checkpointer=checkpointer, tracing=tracing)
+                                    checkpointer=checkpointer, tracing=tracing, guided=guided)
 
 # %% ../../nbs/gaia/26_runner.ipynb #20135ebf
 from ..core.llm import TokenCounter

@@ -5,8 +5,13 @@
 # %% ../../nbs/gaia/19_subgraphs.ipynb #00e150d6
 from __future__ import annotations
 import logging
-from typing import Callable, Sequence
-from langchain_core.messages import SystemMessage
+from typing import Callable, Optional, Sequence
+import json, os, re, uuid
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.runnables import Runnable, RunnableLambda
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from ..core.llm import schema_format, with_format
+from .file_tools import allowed_files
 from langgraph.graph import START, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from ..core.schema import AgentConfig
@@ -15,8 +20,9 @@ from .state import ExpertState, ResearcherState
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'create_researcher_llm_node', 'create_expert_llm_node', 'tool_error_message', 'create_researcher_subgraph',
-           'create_expert_subgraph']
+__all__ = ['log', 'FIRST_TOOLS', 'SHORT_RESULT', 'create_researcher_llm_node', 'create_expert_llm_node', 'numbers_in',
+           'expression_pattern', 'offered_tools', 'words_pattern', 'tool_call_schema', 'tool_then_answer',
+           'tool_error_message', 'create_researcher_subgraph', 'create_expert_subgraph']
 
 # %% ../../nbs/gaia/19_subgraphs.ipynb #9e172ed4
 def _llm_node(role:str, config:AgentConfig, llm) -> Callable:
@@ -43,6 +49,107 @@ def create_expert_llm_node(config:AgentConfig, # the expert's configuration (its
                           ) -> Callable[[ExpertState], dict]:
     "The expert's LLM node."
     return _llm_node("expert", config, llm_expert)
+
+# %% ../../nbs/gaia/19_subgraphs.ipynb #3162d04f
+FIRST_TOOLS = ("read_attachment", "tavily_tool", "wikipedia_tool", "calculator")
+SHORT_RESULT = 100  # characters: a tool result this short, on one line, can be the answer itself
+_NUMBER = re.compile(r"(?<![\w.-])\d+(?:\.\d+)?(?![\w.-])")  # not a list's "1." nor a part of a word or a date
+
+def numbers_in(text:str) -> list[str]:
+    "The distinct numbers written in `text`, longest first."
+    return sorted(set(_NUMBER.findall(text)), key=len, reverse=True)
+
+def expression_pattern(numbers:Sequence[str]) -> str:
+    "A regular expression for arithmetic on `numbers` alone, with at most as many terms as there are numbers."
+    n = "(" + "|".join(re.escape(x) for x in numbers) + ")"
+    return f"^{n}( [-+*/] {n}){{0,{len(numbers) - 1}}}$"
+
+def offered_tools(tools:Sequence, # the agent's tools
+                  files:Sequence=(), # the attachment's path, in a research step that has one
+                  numbers:Sequence=(), # the numbers the calculator may use
+                 ) -> list:
+    "The tools to offer: of `FIRST_TOOLS`, those that read a file when there is an attachment, the others otherwise."
+    unused = "wikipedia_tool" if os.environ.get("TAVILY_API_KEY") else "tavily_tool"   # one web search, the one that works
+    first = [t for t in tools if t.name in FIRST_TOOLS and t.name != unused and (numbers or t.name != "calculator")]
+    return [t for t in first if ("file_path" in (t.args or {})) == bool(files)]
+
+_WORD = re.compile(r"[^\W\d_][\w'-]*")  # a word starts with a letter: not a list's "1."
+
+def words_pattern(text:str, # the instruction
+                  most:int=8, # most words in the query
+                 ) -> str:
+    "A regular expression for a query of up to `most` of the words of `text`."
+    w = "(" + "|".join(re.escape(x) for x in sorted(set(_WORD.findall(text)), key=len, reverse=True)) + ")"
+    return f"^{w}( {w}){{0,{most - 1}}}$"
+
+def _argument(tool:str, name:str, spec:dict, files:Sequence, numbers:Sequence, text:str) -> dict:
+    "The JSON Schema of one argument: the attachment, arithmetic on the instruction's numbers, or its words for a query."
+    if name == "file_path" and files: return {"enum": [str(f) for f in files]}
+    if (tool, name) == ("calculator", "expression"): return {"type": "string", "pattern": expression_pattern(numbers)}
+    if name == "query" and _WORD.search(text): return {"type": "string", "pattern": words_pattern(text)}
+    return spec
+
+def tool_call_schema(tools:Sequence, # the tools offered
+                     files:Sequence=(), # the only values a `file_path` argument may take
+                     numbers:Sequence=(), # the numbers the calculator may use
+                     text:str="", # the instruction, whose words a search query may use
+                    ) -> dict:
+    "A JSON Schema for one call of one of `tools`: its name and its required arguments."
+    options = []
+    for t in tools:
+        params = convert_to_openai_tool(t)["function"]["parameters"]
+        req = list(params.get("required", []))
+        props = {k: _argument(t.name, k, params["properties"][k], files, numbers, text) for k in req}
+        options.append({"type": "object", "required": ["name", "arguments"], "additionalProperties": False,
+                        "properties": {"name": {"enum": [t.name]}, "arguments": {
+                            "type": "object", "properties": props, "required": req, "additionalProperties": False}}})
+    return options[0] if len(options) == 1 else {"anyOf": options}
+
+# %% ../../nbs/gaia/19_subgraphs.ipynb #73ecef68
+def _tool_results(messages:list) -> list[ToolMessage]|None:
+    "The tools' answers since the last instruction; None if no tool has answered it yet."
+    results = []
+    for m in reversed(messages):
+        if isinstance(m, ToolMessage): results.append(m)
+        elif isinstance(m, HumanMessage): break
+    return results[::-1] or None
+
+def _short(r:ToolMessage, chars:int=SHORT_RESULT) -> Optional[str]:
+    "A tool's result on one line, if it is at most `chars` long and not an error: fit to be the answer itself."
+    text = " ".join(str(r.content).split())
+    return text if 0 < len(text) <= chars and not text.startswith("Error") else None
+
+def _as_tool_call(reply:AIMessage) -> AIMessage:
+    "The reply's JSON `{name, arguments}` as a tool call; the reply itself if it is not one."
+    try: call = json.loads(reply.content); name, args = call["name"], dict(call["arguments"])
+    except (ValueError, TypeError, KeyError): return reply
+    return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": f"call_{uuid.uuid4().hex[:12]}"}],
+                     response_metadata=reply.response_metadata, usage_metadata=reply.usage_metadata, id=reply.id)
+
+# %% ../../nbs/gaia/19_subgraphs.ipynb #20f3f423
+def tool_then_answer(llm, # the agent's model, with no tools bound
+                     tools:Sequence, # the agent's tools
+                     config:AgentConfig, # the agent's configuration: its name and output schema
+                     answer_key:str|None=None, # the field that repeats a tool's short result, e.g. "expert_answer"
+                     answer_chars:int=SHORT_RESULT, # how short a result must be to be repeated
+                    ) -> Runnable:
+    "A model that first calls one tool, its call constrained by a JSON schema, then gives the agent's JSON answer."
+    def call_tool(offer, files, numbers, text):
+        fmt = schema_format(tool_call_schema(offer, files, numbers, text), f"{config.name}_tool_call",
+                            None if getattr(llm, "repair_cut", True) else llm.max_tokens)
+        return (llm.bind(response_format=fmt) if hasattr(llm, "repair_cut") else llm) | RunnableLambda(_as_tool_call)
+    def route(messages):
+        results = _tool_results(messages)
+        if results is None:
+            files = [f.name for f in allowed_files()]
+            text = next((str(m.content) for m in reversed(messages) if isinstance(m, HumanMessage)), "")
+            if offer := offered_tools(tools, files, numbers_in(text)):
+                return call_tool(offer, files, numbers_in(text), text)
+        if not results and answer_key: return with_format(llm, config.output_schema, config.name,
+                                                          {answer_key: words_pattern(text, 6)})
+        short = [s for r in results or () if (s := _short(r, answer_chars))]
+        return with_format(llm, config.output_schema, config.name, {answer_key: short} if answer_key and short else None)
+    return RunnableLambda(route, name=f"{config.name}_tool_then_answer")
 
 # %% ../../nbs/gaia/19_subgraphs.ipynb #a65df090
 def tool_error_message(e:Exception) -> str:

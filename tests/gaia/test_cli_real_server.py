@@ -1,27 +1,72 @@
-"""`gaia-mas ask` as a new user runs it against the local Gemma server: the local budget is chosen by itself, and the
-command ends with an answer or a clear "no answer" (on two idle cores well within three minutes; the time is printed,
-not asserted). Run with `pytest -s` to see the time and how the question went."""
-import json, subprocess, time
+"""`gaia-mas ask` as a new user runs it against the local Gemma server (tools/local_llm/serve.py), one server for the
+module. The local budget is chosen by itself, and its guided steps walk the whole path: the plan, a research step that
+calls a tool (the attachment, or a search answered by a fake web on loopback), the expert's calculator, the critics and
+the finalizer. The properties are asserted, not the times. Run with `pytest -s` to see what each question printed."""
+import json, re, subprocess, time
 import pytest
 from cli_support import GAIA, newcomer_env
+from fake_web import fake_web
 from local_model import local_model_server
 
 pytestmark = pytest.mark.real_server
 
+QUESTIONS = {"product": ("What is 1234 times 5678?", None),
+             "csv": ("What is the total of the amount column in the attached file?", "sales.csv"),
+             "fact": ("What is the capital of France?", None)}
 
-def test_ask_a_local_model_finishes(tmp_path):
-    with local_model_server(4096) as url:
-        env = newcomer_env(tmp_path/"home", OPENAI_BASE_URL=url)
-        t0 = time.monotonic()
-        r = subprocess.run([*GAIA, "ask", "What is the capital of France?", "--model", "gemma-3-270m"], cwd=tmp_path,
-                           capture_output=True, text=True, env=env, timeout=600)
-        took = time.monotonic() - t0
-    log = next((tmp_path/"home"/".cache"/"gaia_mas"/"logs").glob("ask-*.jsonl"))
+
+@pytest.fixture(scope="module")
+def server_url():
+    "One llama.cpp server for the module; its base URL."
+    with local_model_server(4096) as url: yield url
+
+
+def ask(url:str, home, question:str, *args, **env) -> dict:
+    "`gaia-mas ask QUESTION -v` with a fresh HOME and no key or --model: what it printed, and its log's last record."
+    t0 = time.monotonic()
+    r = subprocess.run([*GAIA, "ask", question, "-v", *args], cwd=home.parent, capture_output=True, text=True,
+                       env=newcomer_env(home, OPENAI_BASE_URL=url, **env), timeout=600)
+    log = next((home/".cache"/"gaia_mas"/"logs").glob("ask-*.jsonl"))
     end = next(json.loads(l) for l in log.read_text().splitlines() if '"event": "task_end"' in l)
-    print(f"\ngaia-mas ask took {took:.0f} s (the question {end['wall_time_s']} s, {end['llm_calls']} LLM calls, "
-          f"{end['output_tokens']} tokens written); exit {r.returncode}; answer {r.stdout.strip()!r}; "
-          f"stderr: {r.stderr.strip()[-300:]!r}")
-    assert "gets the local budget" in r.stderr, r.stderr
-    if r.returncode == 0: assert r.stdout.strip(), "an answer"
-    else: assert r.returncode == 1 and "gaia-mas: no answer: " in r.stderr, r.stderr
-    assert "Traceback" not in r.stderr
+    path = next((l.removeprefix("Path: ").split(" > ") for l in r.stdout.splitlines() if l.startswith("Path: ")), [])
+    calls = [l.removeprefix("Tool call: ") for l in r.stdout.splitlines() if l.startswith("Tool call: ")]
+    print(f"\n{question!r}: {time.monotonic() - t0:.0f} s, exit {r.returncode}, path {path}, tool calls {calls}, "
+          f"answer {end['model_answer']!r}, error {end['error']!r}")
+    return {"r": r, "end": end, "path": path, "calls": [c for c in calls if c != "(none)"], "log": log.read_text()}
+
+
+def test_ask_a_local_model_finishes(server_url, tmp_path):
+    "The README's command: the local budget by itself, and an answer or a clear 'no answer', never a traceback."
+    run = ask(server_url, tmp_path/"home", "What is the capital of France?")
+    assert "gets the local budget" in run["r"].stderr, run["r"].stderr
+    if run["r"].returncode == 0: assert run["r"].stdout.strip(), "an answer"
+    else: assert run["r"].returncode == 1 and "gaia-mas: no answer: " in run["r"].stderr, run["r"].stderr
+    assert "Traceback" not in run["r"].stderr
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
+def test_three_questions_walk_the_whole_path(server_url, tmp_path):
+    "The product, a CSV sum and a one-fact question: the agents reached, the tool calls and the answers."
+    (tmp_path/"sales.csv").write_text("item,amount\npen,12\nbook,30\nlamp,45\n")
+    with fake_web() as (web, web_env):
+        runs = {k: ask(server_url, tmp_path/k, q, *(["--file", str(tmp_path/f)] if f else []), **web_env)
+                for k, (q, f) in QUESTIONS.items()}
+    for k, run in runs.items():
+        assert "cut at max_tokens" not in run["log"], f"{k}: a reply was cut"
+        assert run["path"][:2] == ["planner", "critic_planner"] and run["path"][-1] == "finalizer", (k, run["path"])
+    # the product is right because the calculator computed it, and the expert repeated it
+    product = runs["product"]
+    assert product["end"]["status"] == "ok" and product["end"]["model_answer"] == "7006652", product["end"]
+    assert any(re.fullmatch(r"expert: calculator\(expression='1234 \* 5678'\) -> 7006652", c) for c in product["calls"])
+    # the attachment is read by a research step
+    assert any(c.startswith("researcher: read_attachment(file_path='sales.csv') -> item,amount") for c in runs["csv"]["calls"])
+    # the one-fact question searched the fake web
+    assert web.queries and any(c.startswith("researcher: ") for c in runs["fact"]["calls"]), runs["fact"]["calls"]
+    answered = [k for k, r in runs.items() if r["end"]["status"] == "ok"]
+    expert = [k for k, r in runs.items() if {"expert", "critic_expert"} <= set(r["path"])]
+    tools = [k for k, r in runs.items() if r["calls"]]
+    assert len(answered) >= 2 and len(expert) >= 2 and len(tools) >= 2, (answered, expert, tools)
+    for k in answered: assert runs[k]["r"].returncode == 0 and runs[k]["end"]["model_answer"]
+    for k, r in runs.items():   # "no answer" only where a tool failed, never because a reply was cut
+        if r["end"]["status"] != "ok": assert "max_tokens" not in (r["end"]["error"] or ""), (k, r["end"]["error"])
