@@ -125,9 +125,12 @@ _fence = re.compile(r"```python\n.*?```", re.S)
 # Quarto's cell options, as the tags nbconvert's TagRemovePreprocessor acts on (mkdocs.yml: remove_tag_config)
 _hide = {("echo", "false"): "hide_input", ("include", "false"): "remove_cell", ("output", "false"): "hide_output"}
 
+_nb_link = re.compile(r"\]\(((?:[\w.-]+/)*)([\w.-]+)\.ipynb(#[\w.-]*)?\)")
+
 def _markdown(md:str, depth:int, base:str) -> str:
-    "One show_doc or markdown text for MkDocs: own links relative, no pandoc attributes, plain names in signatures."
+    "A show_doc or markdown text for MkDocs: own links relative, notebooks' links to pages, plain names in signatures."
     md = _attrs.sub(")", _relative_links(md, depth, base))
+    md = _nb_link.sub(lambda m: f"]({m.group(1)}{_prefix.sub('', m.group(2))}.html{m.group(3) or ''})", md)
     return _fence.sub(lambda m: _code_link.sub(r"\1", m.group(0)), md)
 
 _api_anchor = re.compile(r"^(#{2,4}) ([\w.]+)\s*$", re.M)
@@ -152,8 +155,8 @@ def _front(nb) -> dict:
     nb["cells"].pop(0)
     return yaml.safe_load(first["source"].strip().strip("-")) or {}
 
-def _page(nb, depth:int, base:str) -> str:
-    "Make one processed notebook a page for MkDocs; its title."
+def _page(nb, depth:int, base:str, ids:set) -> str:
+    "Make one processed notebook a page for MkDocs, adding its API entries' anchors to `ids`; its title."
     for c in nb["cells"]:
         if isinstance(c["source"], list): c["source"] = "".join(c["source"])
     fm = _front(nb)
@@ -168,21 +171,44 @@ def _page(nb, depth:int, base:str) -> str:
             data = out.get("data", {})
             md = data.get("text/markdown")
             if md is None: continue
-            md = _api_anchor.sub(_anchor, _markdown("".join(md), depth, base))
+            md = _tool_heading.sub(r"\1 \2", _markdown("".join(md), depth, base))
+            ids.update(n for m in _api_anchor.finditer(md) for n in (m.group(2), m.group(2).lower()))
+            md = _api_anchor.sub(_anchor, md)
             if _mermaid.search(md): data.pop("text/markdown"); data["text/html"] = _mermaid.sub(_img(depth), md)
             else: data["text/markdown"] = md
     return title
+
+# show_doc of a LangChain tool names it "image_tool'> func=<function image_tool at 0x...>"
+_tool_heading = re.compile(r"^(#{2,4}) (\w+)'> func=<function \w+ at 0x[0-9a-f]+>\s*$", re.M)
+_md_link = re.compile(r"\[([^\]]+)\]\(([^)\s#]*)(?:#([^)\s]*))?\)")
+
+def _drop_dead_links(nb, page:str, anchors:dict[str, set]) -> None:
+    "Links to no page (a base class's docs), or nbdev's to a name with no API entry (a private helper), as text."
+    def sub(m):
+        text, path, frag = m.groups()
+        if not path or re.match(r"^[a-z]+:", path) or not path.endswith((".html", ".md")): return m.group(0)
+        target = os.path.normpath(os.path.join(os.path.dirname(page), path))
+        if target not in anchors: return text
+        api = text.startswith("`") and frag and re.fullmatch(r"[\w.]+", frag)
+        return text if api and frag not in anchors[target] else m.group(0)
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown": cell["source"] = _md_link.sub(sub, cell["source"])
+        for out in cell.get("outputs", []):
+            if "text/markdown" in out.get("data", {}): out["data"]["text/markdown"] = _md_link.sub(sub, out["data"]["text/markdown"])
 
 def site_sources(procd:Path) -> dict[str, str]:
     "The pages MkDocs renders, in SITE_SRC: named as Quarto names them, diagrams as SVG, own links relative; their titles."
     c = cfg()
     base = c.doc_host.rstrip("/") + "/" + c.doc_baseurl.strip("/") + "/"
     shutil.rmtree(SITE_SRC, ignore_errors=True)
-    titles = {}
+    titles, nbs, anchors = {}, {}, {}
     for p in notebooks(procd):
         rel = page_name(p.relative_to(procd))
-        nb = json.loads(p.read_text())
-        titles[str(rel)] = _page(nb, len(rel.parts) - 1, base)
+        nbs[rel], ids = json.loads(p.read_text()), set()
+        titles[str(rel)] = _page(nbs[rel], len(rel.parts) - 1, base, ids)
+        anchors[rel.with_suffix(".html").as_posix()] = ids
+    for rel, nb in nbs.items():
+        _drop_dead_links(nb, rel.with_suffix(".html").as_posix(), anchors)
         (SITE_SRC/rel).parent.mkdir(parents=True, exist_ok=True)
         (SITE_SRC/rel).write_text(json.dumps(nb))
     if MERMAID.exists(): shutil.copytree(MERMAID, SITE_SRC/"_diagrams")
