@@ -11,7 +11,8 @@ from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 import pytest
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+# the build runs every notebook: minutes on a busy machine (the timeout applies where pytest-timeout is installed)
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(3600)]
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT/"_docs"

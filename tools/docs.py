@@ -256,6 +256,9 @@ def main(argv=None):
         if failed: sys.exit(f"make docs: {len(failed)} notebook(s) failed to run: {', '.join(failed)} (see above)")
     if quarto:
         subprocess.run([Path(sys.executable).parent/"nbdev_docs", "--path", str(NB_COPY)], cwd=ROOT, env=env, check=True)
+        # nbdev_docs also renders README.md, from the executed index; ours links to the notebooks (tools/readme.py)
+        subprocess.run([sys.executable, str(ROOT/"tools"/"readme.py")], cwd=ROOT, env=env, check=True)
+        print(f"make docs: nbdev_docs and Quarto made {cfg().doc_path}/ ({time.time() - start:.0f} s)")
     else:
         fake = Path(tempfile.mkdtemp())
         (fake/"quarto").write_text("#!/bin/sh\nexit 0\n"); (fake/"quarto").chmod(0o755)
