@@ -123,3 +123,8 @@ def test_api_entry_shows_its_parameters(page, base):
     assert "thread_id:Optional[str]=None, # checkpointer thread" in sig
     doc = entry.locator("xpath=following::p[1]").inner_text()
     assert "final state" in doc
+
+def test_no_page_asks_the_network(page, base, site):
+    "Every page loads with nothing from beyond the local server (the `page` fixture fails the test otherwise)."
+    for p in sorted(site.rglob("*.html")):
+        page.goto(base + p.relative_to(site).as_posix(), wait_until="load")
