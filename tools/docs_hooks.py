@@ -10,6 +10,7 @@ import html as _html, re
 _remote_script = re.compile(r'<script[^>]*\bsrc="(?:https?://[^"]*)?"[^>]*>\s*</script>', re.I)
 _script = re.compile(r"<script\b[^>]*>.*?</script>", re.S | re.I)
 _mathjax_config = re.compile(r'<script type="text/x-mathjax-config">.*?</script>', re.S)
+_notice = re.compile(r'<span class="notice"[^>]*>\s*Copied!\s*</span>')
 _heading = re.compile(r'<h([23]) id="([^"]+)">(.*?)</h\1>', re.S)
 
 def _drop_remote(m):
@@ -30,6 +31,7 @@ def on_page_content(html, page, config, files):
     "Remove the scripts that would fetch from the network; the contents from the page's own headings."
     from mkdocs.structure.toc import get_toc
     html = _mathjax_config.sub("", _remote_script.sub("", html))
-    html = _script.sub(_drop_remote, html)
+    # the copy button's "Copied!" comes from docs.css, so that the search index does not hold it
+    html = _notice.sub('<span class="notice" hidden></span>', _script.sub(_drop_remote, html))
     if page.file.src_path.endswith(".ipynb"): page.toc = get_toc(_toc(html))
     return html
