@@ -11,7 +11,7 @@ export OPIK_TRACK_DISABLE ?= true
 NB_ARGS ?= --n_workers 2
 PYTEST_ARGS ?= -q tests
 
-.PHONY: install system venv test test-nbs test-py lint docs-check readme notebooks bench check-venv
+.PHONY: install system venv test test-nbs test-py lint docs docs-check readme notebooks bench check-venv
 
 install: system venv  ## system tools (apt, when missing), then .venv with gaia_mas and its dev tools; fast when done
 
@@ -41,6 +41,9 @@ lint: check-venv  ## the import layers (.importlinter), no name that hides a mod
 	$(BIN)/lint-imports
 	$(BIN)/pylint --rcfile=.pylintrc gaia_mas
 	$(BIN)/python tools/tests_map.py --check
+
+docs: check-venv  ## the docs site in _docs/: every notebook run, then nbdev_docs where Quarto is installed, else MkDocs
+	$(BIN)/python tools/docs.py
 
 docs-check: check-venv  ## the docs process without errors (nbdev_proc_nbs, with a no-op quarto)
 	bash tools/check_docs.sh

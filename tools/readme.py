@@ -3,7 +3,8 @@
 `nbdev_readme` renders the index notebook with Quarto, which cannot be installed everywhere
 (not on our CI machines). This does the same conversion for the cells nbdev would show:
 markdown cells as they are, code cells as Python blocks followed by their text output.
-Directives (`#| ...`) are dropped and cells marked `#| hide` are skipped.
+Directives (`#| ...`) are dropped and cells marked `#| hide` are skipped. The index links to the docs pages as the site
+names them (`gaia/app.html`); on the repository page those links go to the notebooks (`nbs/gaia/29_app.ipynb`).
 
 Every `sh` and `python` block of the README runs in CI as written (tests/test_readme.py). An HTML comment right before a
 block says how, and stays out of the rendered page:
@@ -40,6 +41,14 @@ def cell_md(cell):
     out = _output_text(cell)
     return f"```python\n{code}\n```" + (f"\n\n    {out.replace(chr(10), chr(10) + '    ')}" if out else "")
 
+def _page_links(root:Path, md:str) -> str:
+    "Links to a docs page (`gaia/app.html#x`), as links to its notebook (`nbs/gaia/29_app.ipynb#x`)."
+    nbs = root/"nbs"
+    pages = {re.sub(r"(^|/)\d+[a-z]?_", r"\1", p.relative_to(nbs).with_suffix(".html").as_posix()): p.relative_to(root)
+             for p in nbs.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts}
+    def link(m): return f"]({pages[m.group(1)].as_posix()}{m.group(2) or ''})" if m.group(1) in pages else m.group(0)
+    return re.sub(r"\]\(([\w/]+\.html)(#[\w-]*)?\)", link, md)
+
 def render(root:Path=ROOT) -> str:
     "The text of README.md, from the index notebook."
     import nbformat
@@ -47,7 +56,7 @@ def render(root:Path=ROOT) -> str:
     cells = [c for c in nb.cells if c.source.strip()]
     first, rest = cells[0].source.strip(), cells[1:]
     body = "\n\n".join(filter(None, map(cell_md, rest)))
-    return f"{first}\n\n{NOTE}\n\n{body}\n"
+    return f"{first}\n\n{NOTE}\n\n{_page_links(root, body)}\n"
 
 @dataclass
 class Block:

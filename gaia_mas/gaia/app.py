@@ -219,7 +219,14 @@ def default_provider() -> str:
 def _task_label(t:dict) -> str: return f"L{t['level']} {t['task_id'][:8]}  {_short(t['question'], 70)}"
 
 class GaiaRunner:
-    "ipywidgets controls that answer one question at a time, showing each step as it happens."
+    """ipywidgets controls that answer one question at a time, showing each step as it happens.
+
+    Shown as a notebook cell's last expression: a question box (or a GAIA task picker), provider and model inputs, Run and
+    Stop buttons, then each agent's step, the final answer and, for a task, whether it matches the gold answer. Without
+    an API key it runs the scripted demo model. `start()` and `stop()` do what the buttons do.
+
+        GaiaRunner(tasks_path="nbs/samples/gaia")   # in JupyterLab
+    """
     def __init__(self, tasks_path:str|Path|None=None, # a GAIA metadata.jsonl, or its folder, for the task picker
                  provider:Optional[str]=None, # "scripted" or an LLM provider; default: openai if it can run
                  demo_answer:str="Paris", # what the scripted model answers

@@ -39,7 +39,14 @@ PROMPT_FILES = {
 
 def load_baseline_prompts(prompts_dir:Optional[str|Path]=None, # a folder of prompt files; None for the packaged set
                          ) -> dict[str, str]:
-    "The seven agent prompts, keyed by agent name."
+    """The seven agent prompts, keyed by agent name.
+
+    Returns a dict of prompt texts (planner, researcher, expert, finalizer and the three critics), read from
+    `prompts_dir` or from the packaged baseline set; pass it to `make_agent_configs`.
+
+        prompts = load_baseline_prompts()
+        sorted(prompts)[:3]   # ['critic_expert', 'critic_planner', 'critic_researcher']
+    """
     folder = Path(prompts_dir) if prompts_dir else _default_prompts()
     log.info("Loading prompts from %s", folder)
     return {name: load_prompt_from_file(folder/fname) for name, fname in PROMPT_FILES.items()}
@@ -57,7 +64,15 @@ def make_agent_configs(prompts:dict, # the seven prompts, as `load_baseline_prom
                                                dict]]=None, # per-agent fields, e.g. {"planner": {"model": "gpt-4o"}}
                        **common, # other AgentConfig fields for every agent, e.g. temperature, base_url, max_tokens
                       ) -> dict[str, AgentConfig]:
-    "The five agent configurations, keyed by agent name."
+    """The five agent configurations, keyed by agent name.
+
+    Returns `{"planner": AgentConfig, "researcher": ..., "expert": ..., "critic": ..., "finalizer": ...}`, each with
+    its prompt, output schema, model and limits; pass it to `create_multi_agent_graph`.
+
+        configs = make_agent_configs(load_baseline_prompts(), model="gpt-4o-mini",
+                                     overrides={"planner": {"model": "gpt-4o"}})
+        configs["planner"].model   # 'gpt-4o'
+    """
     critic_prompts = {k: prompts[k] for k in ("critic_planner", "critic_researcher", "critic_expert")}
     specs = {"planner": (PLANNER_OUTPUT_SCHEMA, prompts["planner"], retry_limit),
              "researcher": (RESEARCHER_OUTPUT_SCHEMA, prompts["researcher"], retry_limit),

@@ -82,7 +82,16 @@ def create_multi_agent_graph(agent_configs:dict[str, AgentConfig], # from `make_
                              recursion_limit:int=200, # most graph steps in one run
                              guided:bool=False, # fixed steps for a small model, see `make_llms` and `Budget`
                             ) -> tuple[Any, Any]:
-    "The compiled multi-agent graph and its Opik tracer (None unless `tracing`)."
+    """The compiled multi-agent graph and its Opik tracer (None unless `tracing`).
+
+    Returns `(app, tracer)`: `app` is a compiled LangGraph graph (run it with `answer_question`, `app.invoke` or
+    `app.stream`); the models are built from `agent_configs` unless `llms` injects them. Without `llms`, a missing API
+    key raises `MissingAPIKeyError` here, before anything runs.
+
+        configs = make_agent_configs(load_baseline_prompts(), model="gpt-4o-mini")
+        app, _ = create_multi_agent_graph(configs, research_tools=[],
+                                          llms=ScriptedChatModel(responder=happy_path_responder("Paris")))
+    """
     models = make_llms(agent_configs, {}, llms, agents=("planner", "critic", "finalizer"))  # a missing key stops here
     research_tools = _default_research_tools() if research_tools is None else research_tools
     expert_tools = get_expert_tools() if expert_tools is None else expert_tools
@@ -108,7 +117,15 @@ def answer_question(app, # a compiled graph from `create_multi_agent_graph`
                     thread_id:Optional[str]=None, # checkpointer thread; a fresh one if None
                     config:Optional[dict]=None, # extra LangGraph config (callbacks, tags, ...)
                    ) -> GraphState:
-    "Run the graph on one question and return its final state."
+    """Run the graph on one question and return its final state.
+
+    Returns the `GraphState` dict the run ended with: `final_answer` is the answer in GAIA's format (or "The question
+    could not be answered."), `final_reasoning_trace` how it was reached, `agent_messages` every agent's exchange.
+
+        app, _ = create_multi_agent_graph(make_agent_configs(load_baseline_prompts()), research_tools=[],
+                                          llms=ScriptedChatModel(responder=happy_path_responder("Paris")))
+        answer_question(app, "What is the capital of France?")["final_answer"]   # 'Paris'
+    """
     import uuid
     cfg = {**(config or {})}
     cfg["configurable"] = {"thread_id": thread_id or str(uuid.uuid4()), **cfg.get("configurable", {})}

@@ -548,7 +548,15 @@ def run_batch(app, # a compiled graph
               extra:Optional[dict]=None, # more fields for every record, e.g. the model
               ledger:Optional[Ledger]=None, # what earlier attempts spent, see `run_task`
              ) -> list[dict]:
-    "Answer `tasks` on `concurrency` threads, writing each record the moment it is final."
+    """Answer `tasks` on `concurrency` threads, writing each record the moment it is final.
+
+    Returns the records, in the order they finished: one dict per task with `task_id`, `model_answer`, `status` ('ok',
+    'timeout' or 'error', with `error`), token counts and `wall_time_s`. A failed task is recorded, never raised.
+
+        app, _ = build_app(make_agent_configs(load_baseline_prompts()), "scripted")
+        records = run_batch(app, [{"task_id": "t1", "question": "What is 6 + 1?"}], ResultWriter("answers.jsonl"))
+        records[0]["model_answer"], records[0]["status"]   # ('42', 'ok')
+    """
     def work(task):
         record, finished = run_task(app, task, key, timeout, callbacks, durability, votes, early_stop, extra, ledger)
         if writer.write(record):

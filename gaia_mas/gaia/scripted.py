@@ -25,7 +25,14 @@ def role_of(messages:Sequence[BaseMessage], # a conversation that starts with th
 def happy_path_responder(answer:str="42", # what the finalizer answers
                          n_research:int=1, # how many research steps the planner asks for
                         ) -> Callable:
-    "A responder that plays each agent in turn and approves everything."
+    """A responder that plays each agent in turn and approves everything.
+
+    Returns a function from the messages of one model call to that agent's reply (a dict in its output schema), for
+    `ScriptedChatModel(responder=...)`: a whole run of the graph, offline, that answers `answer`.
+
+        llms = ScriptedChatModel(responder=happy_path_responder("Paris"))
+        app, _ = create_multi_agent_graph(configs, research_tools=[], llms=llms)
+    """
     replies = {
         "planner": {"research_steps": [f"Find fact {i + 1}" for i in range(n_research)],
                     "expert_steps": ["Combine the facts"]},

@@ -36,7 +36,15 @@ def open_kb(url:str|Path, # sqlite:///path/kb.sqlite, a bare file path, or postg
             embeddings:Optional[Embedder]=None, # the embedder; by default the one that built the knowledge base
             create:bool=True, # create a missing SQLite file (False: FileNotFoundError naming the ingest command)
            ) -> KnowledgeBase:
-    "The knowledge base at `url`."
+    """The knowledge base at `url`.
+
+    Returns a `KnowledgeBase` (`SQLiteKB` or `PostgresKB`): fill it with `ingest` (or `gaia-mas rag ingest`), search it
+    with `kb.search(query, mode='hybrid', k=5)`, which returns `Hit`s with `text`, `score`, `source` and `citation`.
+
+        kb = open_kb("kb.sqlite")
+        ingest(kb, ["nbs/samples/kb/docs"])
+        kb.search("circuit breaker half-open", k=2)[0].citation   # 'circuit-breakers.md § Half-open state'
+    """
     url = str(url)
     if url.startswith(("postgresql://", "postgres://")): return PostgresKB(url, embeddings)
     if url.startswith("sqlite:///"): url = url[len("sqlite:///"):]

@@ -58,7 +58,15 @@ def make_rag_system(args:Any=None, # an argparse Namespace with the model option
                     knowledge_base:Any=None, # an open knowledge base; the one the options name if None
                     **kw, # options that override `args`: provider, model, latency, kb (a URL), embeddings, history_tokens, session_ttl ...
                    ) -> RagSystem:
-    "A `RagSystem` from the options: models, knowledge base, tools and sessions."
+    """A `RagSystem` from the options: models, knowledge base, tools and sessions.
+
+    Returns a `BoundedRagSystem`: `ask(question, session_id)` (or `await aask(...)` in async code) returns a dict with
+    `answer`, `citations`, the `pattern` that answered and timing `metadata`; turns of one `session_id` are remembered.
+
+        rag = make_rag_system(provider="scripted", knowledge_base=open_kb("kb.sqlite"))
+        reply = rag.ask("When does the breaker close again?", session_id="s1")
+        reply["answer"], reply["citations"]
+    """
     from gaia_mas.rag.sessions import BoundedRagSystem
     from gaia_mas.rag.tools import make_rag_tools
     opts = {k: v for k, v in {**(vars(args) if args is not None else {}), **kw}.items() if v is not None}

@@ -1,0 +1,130 @@
+"""The docs site in a real browser: `make docs`'s build (tools/docs.py) served on 127.0.0.1, read with Playwright and
+Debian's chromium.
+
+Builds the site once for the module, as `make docs` does (or reads the one GAIA_MAS_DOCS_SITE names), then checks what a reader sees: the index opens with the GAIA
+graph drawn (an SVG made at build time), every link between pages resolves, the search finds a function's page, an API
+entry shows its parameters with their descriptions, and no page asks for anything beyond the local server.
+"""
+import functools, http.server, os, re, subprocess, sys, threading
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urljoin, urlsplit
+import pytest
+
+# the build runs every notebook: minutes on a busy machine (the timeout applies where pytest-timeout is installed)
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(3600)]
+
+ROOT = Path(__file__).resolve().parents[1]
+SITE = ROOT/"_docs"
+CHROMIUM = os.environ.get("GAIA_MAS_CHROMIUM", "/usr/bin/chromium")
+
+@pytest.fixture(scope="module")
+def site() -> Path:
+    "The site, built by tools/docs.py (what `make docs` runs); GAIA_MAS_DOCS_SITE=_docs checks one built already."
+    if os.environ.get("GAIA_MAS_DOCS_SITE"): return Path(os.environ["GAIA_MAS_DOCS_SITE"]).resolve()
+    r = subprocess.run([sys.executable, str(ROOT/"tools"/"docs.py")], cwd=ROOT, capture_output=True, text=True,
+                       timeout=3000)
+    assert r.returncode == 0, f"make docs failed:\n{(r.stdout + r.stderr)[-5000:]}"
+    assert (SITE/"index.html").exists()
+    return SITE
+
+@pytest.fixture(scope="module")
+def base(site):
+    "The URL of the site, served from `site` on a free loopback port."
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    handler.log_message = lambda *a: None
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}/"
+    srv.shutdown(); srv.server_close()
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"])
+        yield b
+        b.close()
+
+@pytest.fixture
+def page(browser, base):
+    "A page whose requests beyond the local server are blocked and counted; the test fails if there was one."
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    outside = []
+    def guard(route):
+        if route.request.url.startswith((base, "data:", "blob:", "file://")): return route.continue_()
+        outside.append(route.request.url); route.abort()
+    ctx.route("**/*", guard)
+    pg = ctx.new_page()
+    yield pg
+    ctx.close()
+    assert not outside, f"pages asked for something beyond the local server: {outside[:10]}"
+
+def test_index_draws_the_gaia_graph(page, base, site):
+    page.goto(base + "index.html")
+    assert "gaia_mas" in page.title()
+    graph = page.locator("img.mermaid-svg").first
+    graph.scroll_into_view_if_needed()
+    page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=graph.element_handle())
+    src = graph.get_attribute("src")
+    assert src.endswith(".svg")
+    svg = (site/urlsplit(urljoin(base + "index.html", src)).path.lstrip("/")).read_text()
+    assert svg.lstrip().startswith("<svg") and "orchestrator" in svg and "finalizer" in svg
+    # the sidebar groups the pages by part
+    nav = page.locator(".md-nav--primary").inner_text()
+    for part in ("Foundation", "GAIA system", "RAG system"): assert part in nav
+
+class _Links(HTMLParser):
+    "The hrefs and srcs of a page, and its element ids."
+    def __init__(self):
+        super().__init__(); self.links, self.ids = [], set()
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if a.get("id"): self.ids.add(a["id"])
+        for k in ("href", "src"):
+            if a.get(k) and not (tag == "link" and a.get("rel") in ("canonical",)): self.links.append(a[k])
+
+@functools.cache
+def _parse(path:Path) -> _Links:
+    p = _Links(); p.feed(path.read_text(encoding="utf-8")); return p
+
+def test_every_internal_link_resolves(site):
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) >= 60
+    broken = []
+    for page in pages:
+        url = "http://site/" + page.relative_to(site).as_posix()
+        for link in _parse(page).links:
+            target = urljoin(url, link)
+            if not target.startswith("http://site/"): continue   # another site: a link, never loaded by the page
+            parts = urlsplit(target)
+            path = site/unquote(parts.path.lstrip("/"))
+            if path.is_dir(): path = path/"index.html"
+            if not path.exists(): broken.append(f"{page.relative_to(site)}: {link}")
+            elif parts.fragment and path.suffix == ".html" and unquote(parts.fragment) not in _parse(path).ids:
+                broken.append(f"{page.relative_to(site)}: {link} (no such anchor)")
+    assert not broken, f"{len(broken)} broken links:\n" + "\n".join(broken[:40])
+
+def test_search_finds_a_function(page, base):
+    page.goto(base + "index.html")
+    page.locator("label.md-search__icon, .md-search__input").first.click()
+    page.locator("input.md-search__input").fill("open_kb")
+    hit = page.locator(".md-search-result__item a[href*='rag/kb.html']").first
+    hit.wait_for(timeout=30_000)
+    hit.click()
+    page.wait_for_url(re.compile(r"rag/kb\.html"))
+
+def test_api_entry_shows_its_parameters(page, base):
+    page.goto(base + "gaia/graph.html")
+    entry = page.locator("h3", has_text=re.compile(r"^\s*answer_question")).first
+    entry.wait_for()
+    sig = entry.locator("xpath=following::pre[1]").inner_text()
+    assert "question:str, # the question" in sig
+    assert "thread_id:Optional[str]=None, # checkpointer thread" in sig
+    doc = entry.locator("xpath=following::p[1]").inner_text()
+    assert "final state" in doc
+
+def test_no_page_asks_the_network(page, base, site):
+    "Every page loads with nothing from beyond the local server (the `page` fixture fails the test otherwise)."
+    for p in sorted(site.rglob("*.html")):
+        page.goto(base + p.relative_to(site).as_posix(), wait_until="load")

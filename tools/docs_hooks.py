@@ -1,0 +1,37 @@
+"""MkDocs hooks for `make docs` (tools/docs.py adds them to mkdocs.yml's settings).
+
+- Every page stays offline: nbconvert's notebook template, which mkdocs-jupyter uses, adds scripts that load MathJax
+  and Mermaid from a CDN. The notebooks have no TeX, and their Mermaid diagrams are already SVG files, so those go.
+- The page's table of contents is made from the headings the page has (section titles and show_doc's API entries),
+  so each of its links goes to an id on the page.
+"""
+import html as _html, re
+
+_remote_script = re.compile(r'<script[^>]*\bsrc="(?:https?://[^"]*)?"[^>]*>\s*</script>', re.I)
+_script = re.compile(r"<script\b[^>]*>.*?</script>", re.S | re.I)
+_mathjax_config = re.compile(r'<script type="text/x-mathjax-config">.*?</script>', re.S)
+_notice = re.compile(r'<span class="notice"[^>]*>\s*Copied!\s*</span>')
+_heading = re.compile(r'<h([23]) id="([^"]+)">(.*?)</h\1>', re.S)
+
+def _drop_remote(m):
+    "A script block that imports from the network becomes nothing; any other stays."
+    return "" if re.search(r"""(import\(|from\s*)["']https?://""", m.group(0)) else m.group(0)
+
+def _toc(html:str) -> list[dict]:
+    "MkDocs' toc tokens for the page's h2 and h3 headings."
+    tokens = []
+    for level, hid, inner in _heading.findall(html):
+        name = _html.unescape(re.sub(r"<[^>]+>", "", inner)).rstrip("¶").strip()
+        tok = {"level": int(level), "id": hid, "name": name, "children": []}
+        if tok["level"] == 3 and tokens: tokens[-1]["children"].append(tok)
+        else: tokens.append(tok)
+    return tokens
+
+def on_page_content(html, page, config, files):
+    "Remove the scripts that would fetch from the network; the contents from the page's own headings."
+    from mkdocs.structure.toc import get_toc
+    html = _mathjax_config.sub("", _remote_script.sub("", html))
+    # the copy button's "Copied!" comes from docs.css, so that the search index does not hold it
+    html = _notice.sub('<span class="notice" hidden></span>', _script.sub(_drop_remote, html))
+    if page.file.src_path.endswith(".ipynb"): page.toc = get_toc(_toc(html))
+    return html
