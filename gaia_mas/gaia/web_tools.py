@@ -182,7 +182,6 @@ def tavily_results(query:str, # what to search the web for
                    max_results:int=5, # how many results
                   ) -> dict:
     "Tavily's raw answer for `query`, from `langchain_tavily.TavilySearch`; failures become `ToolUnavailable`."
-    from langchain_core.tools import ToolException
     from langchain_tavily import TavilySearch
     key = os.environ.get("TAVILY_API_KEY")
     if not key: raise ToolUnavailable("TAVILY_API_KEY is not set, so web search is unavailable. Export TAVILY_API_KEY "
@@ -192,7 +191,7 @@ def tavily_results(query:str, # what to search the web for
     try: out = waited(limit, search.invoke, {"query": query})
     except TimeoutError: raise ToolUnavailable(f"{urlparse(url).netloc} did not answer within {limit:.3g} s; "
                                                "try again or use another tool") from None
-    except ToolException: return {}
+    if isinstance(out, str): return {}  # TavilySearch's note that nothing was found
     if isinstance(out.get("error"), Exception): raise tavily_failure(out["error"], urlparse(url).netloc)
     return out
 
