@@ -4,7 +4,7 @@
 
 # %% ../../nbs/gaia/16_web_tools.ipynb #a79d9c10
 from __future__ import annotations
-import contextlib, functools, json, logging, os, re, time
+import contextlib, functools, json, logging, os, re, threading, time
 from pathlib import Path
 from typing import Callable, Optional
 from urllib.parse import parse_qs, urlparse
@@ -18,8 +18,9 @@ log = logging.getLogger(__name__)
 
 # %% auto #0
 __all__ = ['log', 'USER_AGENT', 'service_url', 'web_timeout', 'http_json', 'cache_path', 'cache_enabled', 'cache_get',
-           'cache_put', 'cached', 'web_tool', 'wikipedia_search', 'wikipedia_tool', 'tavily_search', 'tavily_tool',
-           'video_id', 'youtube_transcript', 'youtube_transcript_tool', 'get_web_tools']
+           'cache_put', 'cached', 'web_tool', 'wikipedia_search', 'wikipedia_tool', 'waited', 'tavily_failure',
+           'tavily_results', 'tavily_search', 'tavily_tool', 'video_id', 'youtube_transcript',
+           'youtube_transcript_tool', 'get_web_tools']
 
 # %% ../../nbs/gaia/16_web_tools.ipynb #eb3caf56
 _DEFAULTS = {"wikipedia": ("GAIA_MAS_WIKIPEDIA_API", "https://en.wikipedia.org/w/api.php"),
@@ -150,17 +151,57 @@ def wikipedia_tool(query:str, # what to look for, e.g. 'Mercedes Sosa discograph
     "(no tables)."
     return bounded(wikipedia_search(query, full_page), offset, "full_page=True for one page's whole text")
 
+# %% ../../nbs/gaia/16_web_tools.ipynb #5a1f0c01
+def waited(limit:float, # seconds to wait
+           f:Callable, # the call, made as f(*args, **kw)
+           *args, **kw):
+    "What `f(*args, **kw)` returns or raises, waited for at most `limit` seconds; `TimeoutError` after that."
+    box = {}
+    def run():
+        try: box["out"] = f(*args, **kw)
+        except BaseException as e: box["err"] = e
+    t = threading.Thread(target=run, name="gaia_mas-web-call", daemon=True); t.start(); t.join(limit)
+    if t.is_alive(): raise TimeoutError(f"no answer within {limit:.3g} s")
+    if "err" in box: raise box["err"]
+    return box["out"]
+
+# %% ../../nbs/gaia/16_web_tools.ipynb #5a1f0c04
+def tavily_failure(e:Exception, # the exception TavilySearch reported
+                   host:str, # the Tavily host asked
+                  ) -> ToolUnavailable:
+    "The error to raise for a failed Tavily search."
+    import requests
+    if isinstance(e, requests.ConnectionError):
+        return ToolUnavailable(f"cannot reach {host} ({type(e).__name__}); the network may be down")
+    if m := re.fullmatch(r"Error (\d+): (.*)", str(e), re.S):
+        return ToolUnavailable(f"{host} answered HTTP {m[1]}: {m[2][:200]}")
+    return ToolUnavailable(f"Tavily search at {host} failed ({type(e).__name__}: {str(e)[:200]})")
+
+# %% ../../nbs/gaia/16_web_tools.ipynb #5a1f0c07
+def tavily_results(query:str, # what to search the web for
+                   max_results:int=5, # how many results
+                  ) -> dict:
+    "Tavily's raw answer for `query`, from `langchain_tavily.TavilySearch`; failures become `ToolUnavailable`."
+    from langchain_tavily import TavilySearch
+    key = os.environ.get("TAVILY_API_KEY")
+    if not key: raise ToolUnavailable("TAVILY_API_KEY is not set, so web search is unavailable. Export TAVILY_API_KEY "
+                                      "(from tavily.com), or use wikipedia_tool or the browser tools.")
+    url, limit = service_url("tavily"), web_timeout()
+    search = TavilySearch(tavily_api_key=key, api_base_url=url, max_results=max_results, include_answer=True)
+    try: out = waited(limit, search.invoke, {"query": query})
+    except TimeoutError: raise ToolUnavailable(f"{urlparse(url).netloc} did not answer within {limit:.3g} s; "
+                                               "try again or use another tool") from None
+    if isinstance(out, str): return {}  # TavilySearch's note that nothing was found
+    if isinstance(out.get("error"), Exception): raise tavily_failure(out["error"], urlparse(url).netloc)
+    return out
+
 # %% ../../nbs/gaia/16_web_tools.ipynb #3a08c32b
 @cached("tavily")
 def tavily_search(query:str, # what to search the web for
                   max_results:int=5, # how many results
                  ) -> str:
-    "Tavily's answer and top results for `query`."
-    key = os.environ.get("TAVILY_API_KEY")
-    if not key: raise ToolUnavailable("TAVILY_API_KEY is not set, so web search is unavailable. Export TAVILY_API_KEY "
-                                      "(from tavily.com), or use wikipedia_tool or the browser tools.")
-    data = http_json("POST", f"{service_url('tavily')}/search", headers={"Authorization": f"Bearer {key}"},
-                     json={"query": query, "max_results": max_results, "include_answer": True})
+    "Tavily's answer and top results for `query`, as text."
+    data = tavily_results(query, max_results)
     out = [f"Tavily's short answer (check it against the sources): {data['answer']}"] if data.get("answer") else []
     out += [f"Title: {r.get('title', '')}\nURL: {r.get('url', '')}\nContent: {(r.get('content') or '')[:1500]}"
             for r in data.get("results", [])]
