@@ -61,6 +61,10 @@ def local_model_url():
 def pytest_collection_modifyitems(items):
     for item in items:
         if "pg_url" in getattr(item, "fixturenames", ()): item.add_marker(pytest.mark.postgres)
+        # under pytest-xdist (`-n 2 --dist loadgroup`) the tests of one session server share a worker, so that one
+        # PostgreSQL and one model server start per run, not one per worker
+        for kind in ("postgres", "real_server"):
+            if item.get_closest_marker(kind): item.add_marker(pytest.mark.xdist_group(kind)); break
 
 
 def _watched(item):
