@@ -11,7 +11,7 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 export OPIK_TRACK_DISABLE ?= true
 # What the test targets run; e.g. make test NB_ARGS="--path nbs/gaia/28_cli.ipynb" PYTEST_ARGS="-q tests/gaia/test_cli.py"
 NB_ARGS ?= --n_workers 2 --flags slow
-PYTEST_ARGS ?= -q tests
+PYTEST_ARGS ?= -q --durations=30 tests
 # The tests that start no process of any kind (the markers in pytest.ini; tests/conftest.py keeps them honest)
 FAST := not (postgres or browser or real_server or process or subprocess or slow)
 

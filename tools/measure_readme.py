@@ -1,11 +1,11 @@
 """Measure what the README says about installing and testing, on a fresh clone, and write it there.
 
     python tools/measure_readme.py             # clone HEAD, then time make install, make test, make test-fast
-    python tools/measure_readme.py --from LOG  # write the figures of an earlier run's log again
+    python tools/measure_readme.py --from DIR/measure.json  # write the figures of an earlier run again
 
 It clones the committed HEAD of this checkout into a new folder beside it (so that the tests find what a checkout finds
-next to it), runs `make install`, `make test-nbs` and `make test-py` (the two halves of `make test`, timed apart, with
-`--durations=30`) and `make test-fast`, each as a new contributor types it, and keeps their output in
+next to it), runs `make install`, `make test-nbs` and `make test-py` (the two halves of `make test`, timed apart; pytest
+lists its 30 slowest tests) and `make test-fast`, each as a new contributor types it, and keeps their output in
 `measure-<date>.log` in that folder. Then it writes one paragraph of nbs/index.ipynb, the one after the line
 `<!-- measured by tools/measure_readme.py -->`, with the figures, the date and the machine (cores, memory, CPU model,
 system, Python, and the load average while it ran: other jobs slow every figure), and rebuilds README.md.
@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 MARK = "<!-- measured by tools/measure_readme.py -->"
 STEPS = [("install", "make install"), ("notebooks", "make test-nbs"),
-         ("pytest", 'make test-py PYTEST_ARGS="-q tests --durations=30"'), ("fast", "make test-fast")]
+         ("pytest", "make test-py"), ("fast", "make test-fast")]
 
 
 def machine() -> str:
