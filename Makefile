@@ -35,7 +35,7 @@ test: check-venv  ## the notebooks' tests, then tests/: both always run; fails i
 	[ $$status -eq 0 ] && echo "make test: all passed" || echo "make test: FAILED (see above)"; \
 	exit $$status
 
-test-fast: check-venv  ## the edit-test loop (about a minute): notebooks without `#| slow` cells, in-process pytest tests
+test-fast: check-venv  ## the edit-test loop: the notebooks without their `#| slow` cells, the in-process pytest tests
 	@status=0; \
 	$(BIN)/nbdev_test --n_workers 2 || status=1; \
 	$(BIN)/python -m pytest -q -m "$(FAST)" tests || status=1; \

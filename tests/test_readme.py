@@ -12,7 +12,7 @@ those the README itself exports.
 - A block marked `server URL` starts in the background, as in a second terminal; the blocks after it run once that URL
   answers, and every server is stopped at the end.
 - A command that another test already runs word for word against the same kind of server (COVERED) is left out of
-  its block, and named: the local model's answers take most of a minute each, and one run of each is enough.
+  its block, and named: the local model takes tens of seconds an answer, and one run of each command is enough.
 - Consecutive Python blocks run in one interpreter, as the cells of one notebook (tests/support/run_blocks.py), with
   the `python` the terminal has at that point; where the README shows a block's value, that value must come out.
 """

@@ -23,9 +23,8 @@ Two kinds, both run by `make test` (and by CI):
 Two tiers:
 
 - `make test`: everything, the notebooks then pytest. CI runs it.
-- `make test-fast`: the edit-test loop, about a minute on an idle machine: the notebooks without their `#| slow` cells,
-  and the pytest tests that start no process, `-m "not (postgres or browser or real_server or process or subprocess
-  or slow)"`.
+- `make test-fast`: the edit-test loop: the notebooks without their `#| slow` cells, and the pytest tests that start
+  no process, `-m "not (postgres or browser or real_server or process or subprocess or slow)"`.
 
 Files are named after the module they test: `tests/<part>/test_<module>.py`, with a suffix when a module has several
 (`test_service_failover.py`). What a test starts is a pytest marker, not a folder: `postgres` (PostgreSQL),
