@@ -25,6 +25,10 @@ Two tiers:
 - `make test`: everything, the notebooks then pytest. CI runs it.
 - `make test-fast`: the edit-test loop: the notebooks without their `#| slow` cells, and the pytest tests that start
   no process, `-m "not (postgres or browser or real_server or process or subprocess or slow)"`.
+- Two workers: `make test-py PYTEST_ARGS="-q -n 2 --dist loadgroup tests"` (pytest-xdist; the postgres and
+  real_server tests keep to one worker, so one PostgreSQL and one model server start). Measured on 2026-11-28 on the
+  2-core machine with other jobs running, tests/gaia/test_{cli,votes,report}.py took 705 s on two workers and 936 s on
+  one, all passing both ways; `make test` keeps one worker until the whole suite has been shown to pass on two.
 
 Files are named after the module they test: `tests/<part>/test_<module>.py`, with a suffix when a module has several
 (`test_service_failover.py`). What a test starts is a pytest marker, not a folder: `postgres` (PostgreSQL),
