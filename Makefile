@@ -1,5 +1,7 @@
-# Two commands on a fresh machine: `make install`, then `make test`. Everything runs in the project's virtual
-# environment (.venv, made with PY, any Python 3.10+), so nothing is installed into the system Python.
+# Two commands on a fresh machine: `make install`, then `make test` (everything; CI runs it). While editing, `make
+# test-fast`: the notebooks' tests without their cells flagged `#| slow`, and the pytest tests that start no process.
+# Everything runs in the project's virtual environment (.venv, made with PY, any Python 3.10+), so nothing is
+# installed into the system Python.
 PY ?= python3
 VENV ?= .venv
 BIN := $(abspath $(VENV))/bin
@@ -8,10 +10,12 @@ export PATH := $(BIN):$(PATH)
 export VIRTUAL_ENV := $(abspath $(VENV))
 export OPIK_TRACK_DISABLE ?= true
 # What the test targets run; e.g. make test NB_ARGS="--path nbs/gaia/28_cli.ipynb" PYTEST_ARGS="-q tests/gaia/test_cli.py"
-NB_ARGS ?= --n_workers 2
-PYTEST_ARGS ?= -q tests
+NB_ARGS ?= --n_workers 2 --flags slow
+PYTEST_ARGS ?= -q --durations=30 tests
+# The tests that start no process of any kind (the markers in pytest.ini; tests/conftest.py keeps them honest)
+FAST := not (postgres or browser or real_server or process or subprocess or slow)
 
-.PHONY: install system venv test test-nbs test-py lint docs docs-check readme notebooks bench check-venv
+.PHONY: install system venv test test-fast test-nbs test-py lint docs docs-check readme notebooks bench check-venv
 
 install: system venv  ## system tools (apt, when missing), then .venv with gaia_mas and its dev tools; fast when done
 
@@ -29,6 +33,13 @@ test: check-venv  ## the notebooks' tests, then tests/: both always run; fails i
 	$(MAKE) --no-print-directory test-nbs || status=1; \
 	$(MAKE) --no-print-directory test-py || status=1; \
 	[ $$status -eq 0 ] && echo "make test: all passed" || echo "make test: FAILED (see above)"; \
+	exit $$status
+
+test-fast: check-venv  ## the edit-test loop: the notebooks without their `#| slow` cells, the in-process pytest tests
+	@status=0; \
+	$(BIN)/nbdev_test --n_workers 2 || status=1; \
+	$(BIN)/python -m pytest -q -m "$(FAST)" tests || status=1; \
+	[ $$status -eq 0 ] && echo "make test-fast: all passed" || echo "make test-fast: FAILED (see above)"; \
 	exit $$status
 
 test-nbs: check-venv

@@ -7,6 +7,8 @@ import httpx, pytest
 
 from gaia_mas.core.pg_server import free_port
 
+pytestmark = pytest.mark.process
+
 ROOT = Path(__file__).resolve().parents[1]
 LANGGRAPH = shutil.which("langgraph", path=str(Path(sys.executable).parent)) or shutil.which("langgraph")
 

@@ -7,6 +7,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+@pytest.mark.subprocess
 def test_import_contracts_are_kept():
     exe = shutil.which("lint-imports") or str(Path(sys.executable).with_name("lint-imports"))
     if not Path(exe).exists(): pytest.fail("lint-imports is missing: run make install (import-linter is a dev requirement)")

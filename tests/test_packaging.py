@@ -7,6 +7,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+@pytest.mark.subprocess
 def test_prompts_load_from_installed_wheel(tmp_path):
     wheels, target = tmp_path/"wheels", tmp_path/"site"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", wheels, ROOT],
@@ -31,6 +32,7 @@ def test_prompts_load_from_installed_wheel(tmp_path):
     assert info["n"] == 7 and info["tmpl"].startswith("Develop a logical")
 
 
+@pytest.mark.subprocess
 def test_install_system_without_apt_lists_what_is_missing(tmp_path):
     "On a machine without apt (and none of the tools), nothing is installed: each missing tool is named with what it enables."
     import os, shutil
@@ -46,6 +48,7 @@ def test_install_system_without_apt_lists_what_is_missing(tmp_path):
     assert "the researcher's browser" in r.stdout and "@playwright/mcp missing" in r.stdout
 
 
+@pytest.mark.subprocess
 def test_make_test_runs_pytest_after_failed_notebooks():
     "The test target runs both parts whatever the first gives, and fails if either failed."
     r = subprocess.run(["make", "-n", "test"], capture_output=True, text=True, cwd=ROOT, timeout=60)

@@ -8,23 +8,38 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PARTS = {"core": "the foundation", "gaia": "the GAIA multi-agent graph", "rag": "the RAG system", "": "the commands"}
-MARKERS = ("security", "real_server", "browser", "postgres", "process", "slow")
+MARKERS = ("security", "real_server", "browser", "postgres", "process", "subprocess", "slow")
 
 HEAD = """# Tests
 
 Two kinds, both run by `make test` (and by CI):
 
 - **Notebook tests**: the `test_eq` cells and live examples in `nbs/`, run by `nbdev_test`. They document what each
-  function does, one concept at a time, and run in seconds.
-- **Process tests**: the pytest files here. They start what a user starts (the `gaia-mas` command, servers, JupyterLab
-  in chromium, PostgreSQL, llama.cpp, network namespaces) and check what the user sees.
+  function does, one concept at a time, and run in seconds. A cell that starts a server, PostgreSQL, a browser or a
+  model is flagged `#| slow`: `make test` runs it (`nbdev_test --flags slow`), `make test-fast` leaves it out.
+- **Pytest tests**: the files here. Many start what a user starts (the `gaia-mas` command, servers, JupyterLab in
+  chromium, PostgreSQL, llama.cpp, network namespaces) and check what the user sees; the others run in process.
+
+Two tiers:
+
+- `make test`: everything, the notebooks then pytest. CI runs it.
+- `make test-fast`: the edit-test loop: the notebooks without their `#| slow` cells, and the pytest tests that start
+  no process, `-m "not (postgres or browser or real_server or process or subprocess or slow)"`.
+- Two workers: `make test-py PYTEST_ARGS="-q -n 2 --dist loadgroup tests"` (pytest-xdist; the postgres and
+  real_server tests keep to one worker, so one PostgreSQL and one model server start). Measured on 2026-11-28 on the
+  2-core machine with other jobs running, tests/gaia/test_{cli,votes,report}.py took 705 s on two workers and 936 s on
+  one, all passing both ways; `make test` keeps one worker until the whole suite has been shown to pass on two.
 
 Files are named after the module they test: `tests/<part>/test_<module>.py`, with a suffix when a module has several
-(`test_service_failover.py`). How a test runs is a pytest marker, not a folder: `-m security` (attacks replayed),
-`-m real_server` (a real llama.cpp model), `-m browser` (chromium), `-m postgres` (PostgreSQL). For example,
-`python -m pytest -m "security and not browser" tests/rag`. Shared helpers are in `tests/support/` (on the path through
-`pytest.ini`); the library's own test pieces (scripted models, the PostgreSQL server) are in `gaia_mas.core.testing` and
-`gaia_mas.core.pg_server`.
+(`test_service_failover.py`). What a test starts is a pytest marker, not a folder: `postgres` (PostgreSQL),
+`browser` (chromium), `real_server` (a real llama.cpp model or embeddings server), `process` (a server process:
+`gaia-mas serve`, HAProxy, JupyterLab, `langgraph dev`), `subprocess` (another program run to its end: a `gaia-mas`
+command, a script, the sandbox), `slow` (a minute or more); and `security` (an attack replayed). For example,
+`python -m pytest -m "security and not browser" tests/rag`. tests/conftest.py holds the markers to the truth: a test
+that starts a process its markers do not name fails, naming the marker to add (tests/test_markers.py shows it). Every
+test has 300 s (pytest-timeout); a test that needs more says why in `@pytest.mark.timeout(N)`. Shared helpers are in
+`tests/support/` (on the path through `pytest.ini`); the library's own test pieces (scripted models, the PostgreSQL
+server) are in `gaia_mas.core.testing` and `gaia_mas.core.pg_server`.
 
 This file is written by `python tools/tests_map.py`; `make lint` checks that it is up to date.
 """
@@ -39,7 +54,7 @@ def notebook_of(py:Path) -> str:
 def markers_of(test:Path) -> list:
     "The markers a test file uses."
     text = test.read_text()
-    found = set(re.findall(r"mark\.(\w+)", text)) | ({"postgres"} if "pg_url" in text else set())
+    found = set(re.findall(r"mark\.(\w+)", text)) | ({"postgres"} if re.search(r"\b(pg_url|kb_url)\b", text) else set())
     return [m for m in MARKERS if m in found]
 
 

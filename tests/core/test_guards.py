@@ -3,7 +3,7 @@
 import multiprocessing, subprocess, sys, textwrap
 import pytest
 
-pytestmark = pytest.mark.security
+pytestmark = [pytest.mark.subprocess, pytest.mark.security]
 
 
 def _child():

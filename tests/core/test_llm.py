@@ -7,6 +7,7 @@ from gaia_mas.gaia.config import load_baseline_prompts, make_agent_configs
 from gaia_mas.gaia.graph import create_multi_agent_graph
 from gaia_mas.gaia.runner import real_llms, run_task
 from gaia_mas.gaia.scripted import happy_path_responder
+import pytest
 
 
 def completion(content):
@@ -60,6 +61,7 @@ def test_no_retries_means_the_failure_is_recorded(monkeypatch):
     assert record["status"] == "error" and "429" in record["error"] and seen[0] == 429
 
 
+@pytest.mark.subprocess
 def test_backoff_stops_at_the_question_deadline(tmp_path):
     "A server that keeps answering 503 and asks for 20 s between retries: `--timeout 4` still ends the question in time."
     (tmp_path/"metadata.jsonl").write_text(json.dumps({"task_id": "b1", "Question": "Capital of France?", "Level": 1,

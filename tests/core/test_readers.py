@@ -31,6 +31,7 @@ def _offline_cmd() -> list[str]:
         return ["unshare", "-n", sys.executable, "-c", READ]
     return [sys.executable, "-c", NO_SOCKETS + READ]
 
+@pytest.mark.subprocess
 def test_office_files_read_offline(tmp_path):
     env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "TMPDIR": str(tmp_path), "GAIA_MAS_ALLOWED_ROOTS": str(SAMPLES)}  # a fresh home: no caches, no opt-outs
     p = subprocess.run([*_offline_cmd(), str(SAMPLES)], capture_output=True, text=True, timeout=180,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from cli_support import newcomer_env
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.process, pytest.mark.browser]
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT/"tests"/"out"

@@ -3,6 +3,8 @@ import argparse, json, shutil, subprocess
 import pytest
 from cli_support import FIXTURE, GAIA, cli_env, dry, gaia, newcomer_env  # noqa: F401 (dry is a fixture)
 
+pytestmark = pytest.mark.subprocess
+
 
 def test_console_script_is_installed():
     exe = shutil.which("gaia-mas")

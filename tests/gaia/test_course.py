@@ -2,6 +2,9 @@
 import json
 from gaia_mas.gaia.course import fake_course_server
 from cli_support import dry, gaia  # noqa: F401 (dry is a fixture)
+import pytest
+
+pytestmark = pytest.mark.subprocess
 
 QUESTIONS = [{"task_id": "c1", "question": "What is 6 * 7?", "Level": "1", "file_name": ""},
              {"task_id": "c2", "question": "What number is in the attached file?", "Level": "1", "file_name": "c2.txt"},

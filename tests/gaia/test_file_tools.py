@@ -49,6 +49,7 @@ def test_link_out_of_the_task_folder_is_refused_by_every_tool(task):
         assert CANARY not in said
 
 
+@pytest.mark.subprocess
 def test_link_out_of_the_task_folder_is_not_mounted_in_the_sandbox(task):
     (task/"data.csv").symlink_to(task.parent/"secret.txt")
     files, seen = sandbox_view(task/"data.csv")
@@ -56,6 +57,7 @@ def test_link_out_of_the_task_folder_is_not_mounted_in_the_sandbox(task):
     if sandbox_mode() == "bwrap": assert CANARY not in seen and "FileNotFoundError" in seen
 
 
+@pytest.mark.subprocess
 def test_a_link_to_a_file_beside_it_still_reads(task):
     (task/"real.csv").write_text("id,value\n1,kept\n"); (task/"data.csv").symlink_to(task/"real.csv")
     said = every_tool(task/"data.csv")
@@ -64,6 +66,7 @@ def test_a_link_to_a_file_beside_it_still_reads(task):
     assert str(task/"data.csv") in files and "kept" in seen
 
 
+@pytest.mark.subprocess
 def test_fifo_attachment_is_refused_without_blocking(task):
     fifo = task/"data.csv"; os.mkfifo(fifo)
     try:
@@ -76,6 +79,7 @@ def test_fifo_attachment_is_refused_without_blocking(task):
         except OSError: pass
 
 
+@pytest.mark.subprocess
 def test_sparse_attachment_is_refused_before_reading(task):
     "2 GB that take no disk: refused from its size, not read into memory and then found binary."
     with open(task/"scan.txt", "wb") as f: f.truncate(2 * 2**30)

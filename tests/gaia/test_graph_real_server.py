@@ -24,7 +24,6 @@ from gaia_mas.core.llm import llm_factory, server_json_mode
 from gaia_mas.gaia.state import FAILURE_ANSWER
 from gaia_mas.core.utils import deadline_scope
 
-from local_model import local_model_server
 
 pytestmark = pytest.mark.real_server
 
@@ -32,10 +31,10 @@ MAX_TOKENS = {"planner": 128, "researcher": 96, "expert": 96, "critic": 96, "fin
 QUESTION_DEADLINE = 300  # seconds: generous (about a minute on two idle cores); past it the question ends with the failure answer
 
 
-@pytest.fixture(scope="module")
-def server_url():
-    "A llama.cpp server on a free loopback port; its base URL."
-    with local_model_server(4096) as url: yield url
+@pytest.fixture
+def server_url(local_model_url):
+    "The llama.cpp server of the session (tests/conftest.py); its base URL."
+    return local_model_url
 
 
 class CallLog(BaseCallbackHandler):
@@ -100,6 +99,7 @@ def test_tool_call_reaches_the_tool(server_url):
     assert "No entry for" in results[0].content
 
 
+@pytest.mark.timeout(600)  # the question has QUESTION_DEADLINE (300 s) on a busy machine, and the server its start
 def test_gaia_graph_on_a_real_server(server_url):
     "One GAIA question through the real graph and the real LLM layer, with a small model."
     seen: list = []

@@ -247,6 +247,7 @@ def browser_url(tmp_path_factory):
         except subprocess.TimeoutExpired: os.killpg(proc.pid, signal.SIGKILL); proc.wait()
 
 
+@pytest.mark.browser
 def test_browser_never_opens_local_files(browser_url, layout, offline, request):
     import gaia_mas.gaia.browser as browser
     if not hasattr(browser, "refused_url"):
@@ -301,6 +302,7 @@ def _limit_memory():
     resource.setrlimit(resource.RLIMIT_AS, (6 * 2**30, 6 * 2**30))     # the bomb took ~2 GB in the colour path; a margin for imports
 
 
+@pytest.mark.subprocess
 def test_xlsx_bomb_refused_in_both_paths(tmp_path):
     import openpyxl
     wb = openpyxl.Workbook(); wb.active["A1"], wb.active["XFD1048576"] = "top", "far"; wb.save(tmp_path/"bomb.xlsx")
@@ -318,6 +320,7 @@ def gaia(*args, cwd) -> subprocess.CompletedProcess:
     return subprocess.run([*GAIA, *map(str, args)], capture_output=True, text=True, timeout=300, env=cli_env(), cwd=cwd)
 
 
+@pytest.mark.subprocess
 def test_bad_rows_skipped_good_rows_answered(tmp_path):
     rows = ['{"task_id": "ok1", "question": "What is 6 * 7?"}', '[1, 2, 3]', '"a string"', '{"task_id": "b1", "question": ""}',
             '{"task_id": "b2", "Question": "q?", "file_name": 5}', '{"task_id": "b3", "question": "q?", "Level": "hard"}',
@@ -331,6 +334,7 @@ def test_bad_rows_skipped_good_rows_answered(tmp_path):
     for line in range(2, 11): assert f"mixed.jsonl:{line}:" in r.stderr, (line, r.stderr)
 
 
+@pytest.mark.subprocess
 def test_no_good_row_exits_non_zero(tmp_path):
     (tmp_path/"bad.jsonl").write_text('[1, 2, 3]\n{"task_id": 5, "question": 7}\n')
     r = gaia("run", "bad.jsonl", "--out", "results.jsonl", "--no-progress", "--provider", "scripted", "--cache-dir", "cache", cwd=tmp_path)

@@ -6,6 +6,8 @@ import pytest
 from cli_support import FIXTURE, dry, gaia  # noqa: F401 (dry is a fixture)
 from gaia_mas.gaia.scoring import question_scorer
 
+pytestmark = pytest.mark.subprocess
+
 KEYS = ["accuracy", "by_level", "repeats", "pass_at_k", "pass_all_k", "tokens", "cost_usd", "time", "failures", "questions",
         "overall", "llm_calls", "agreement", "votes", "without_attachment"]
 GOLD = {"a": ("Paris", 1), "b": ("1,234", 1), "c": ("3.5", 2), "d": ("red; blue", 3)}
@@ -88,6 +90,7 @@ def test_two_files_side_by_side(tmp_path):
     assert set(both) == {"reports", "compare"} and both["compare"]["against_first"]["after"]["both_right"] == ["w"]
 
 
+@pytest.mark.browser
 def test_html_renders_in_headless_chromium(tmp_path, dry):
     "A scripted run with 3 repeats, its report page opened in Debian's chromium: charts and table drawn, nothing fetched."
     sync_api = pytest.importorskip("playwright.sync_api")
@@ -153,6 +156,7 @@ def test_one_repeat_has_no_ranges_and_votes_are_named(tmp_path):
     assert v["vote_right"] <= v["some_run_right"] <= 4
 
 
+@pytest.mark.browser
 def test_html_fits_a_1280_window_and_a_free_run_costs_nothing(tmp_path):
     """A scripted run's page at 1280x800 in Debian's chromium: no sideways scrolling, a readable question column, and a
     cost axis that does not invent a scale when every run cost $0."""

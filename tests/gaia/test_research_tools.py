@@ -40,6 +40,7 @@ def test_research_step_scope():
         assert read.invoke({"file_path": str(Path(__file__))}).startswith("Error: Refused")
         assert read.invoke({"file_path": "sample.csv"}).startswith("Error: Refused")   # beside the attachment, but not it
 
+@pytest.mark.subprocess
 def test_expert_python_persists_within_a_run():
     tools = get_expert_tools()
     repl = next(t for t in tools if t.name == "python_repl_tool")

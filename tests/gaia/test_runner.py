@@ -3,6 +3,9 @@ exactly once, and the questions that were in flight continue from their last com
 import json, signal, subprocess, time
 from collections import Counter
 from cli_support import GAIA, cli_env
+import pytest
+
+pytestmark = pytest.mark.subprocess
 
 N_TASKS = 30
 

@@ -6,7 +6,7 @@ from langchain_core.messages import SystemMessage
 from gaia_mas.gaia.scripted import happy_path_responder
 import pytest
 
-pytestmark = pytest.mark.security
+pytestmark = [pytest.mark.subprocess, pytest.mark.security]
 
 GAIA = [sys.executable, "-c", "import sys; from gaia_mas.cli import main; sys.exit(main())"]
 HANG = "never-answered"

@@ -11,7 +11,7 @@ from gaia_mas.core.utils import deadline_scope
 from cli_support import GAIA, newcomer_env
 from as_user import as_user
 
-pytestmark = pytest.mark.security
+pytestmark = [pytest.mark.subprocess, pytest.mark.security]
 
 BWRAP_PROBLEM = sb._bwrap_problem(shutil.which("bwrap") or "")
 needs_bwrap = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"bubblewrap unavailable: {BWRAP_PROBLEM}")

@@ -2,6 +2,9 @@
 import json, signal, subprocess, time
 from collections import Counter
 from cli_support import GAIA, cli_env, dry, gaia  # noqa: F401 (dry is a fixture)
+import pytest
+
+pytestmark = pytest.mark.subprocess
 
 NOISY = ["--dry-wrong", "0.4", "--seed", "5", "--no-progress"]
 

@@ -29,8 +29,9 @@ def server(tmp_path_factory):
     system = make_rag_system(provider="scripted", latency=0.4, knowledge_base=kb)  # slow enough to watch the words arrive
     with LiveServer(create_app(system, api_key=KEY)) as url: yield url
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def browser():
+    "One chromium for the module: each test opens its page in a context of its own (cookies, storage, viewport)."
     pw_api = pytest.importorskip("playwright.sync_api")
     with pw_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
@@ -45,7 +46,10 @@ def open_page(browser, server, **context):
     return page
 
 @pytest.fixture
-def page(browser, server): return open_page(browser, server)
+def page(browser, server):
+    page = open_page(browser, server)
+    yield page
+    page.context.close()
 
 # Where the control is on screen, and whether it is the element a finger or a pointer at its centre reaches.
 REACH = """sel => { const e = document.querySelector(sel); e.scrollIntoView({block: "center"});

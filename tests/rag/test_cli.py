@@ -194,12 +194,14 @@ def test_filter_and_meta_syntax():
     assert parse_meta(["year=2024", "tags=a,b", "team=sre"]) == {"year": 2024, "tags": ["a", "b"], "team": "sre"}
 
 
+@pytest.mark.subprocess
 def test_cli_module_is_light():
     code = "import sys, gaia_mas.rag.cli; heavy = [m for m in ('langchain_core', 'sqlite_vec', 'psycopg', 'gaia_mas.rag.kb') if m in sys.modules]; print(heavy)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
 
 
+@pytest.mark.subprocess
 def test_through_gaia_mas_main(tmp_path):
     "The real entry point: gaia-mas's own parser carries the rag commands."
     code = "import sys; from gaia_mas.cli import main; sys.exit(main())"
@@ -247,6 +249,7 @@ HEAVY = ("gaia_mas.rag.workflows", "gaia_mas.rag.agents", "gaia_mas.rag.system",
          "langchain_openai", "openai")
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("cmd", [("ingest", "{docs}/idempotency.md"), ("search", "idempotency", "--mode", "keyword"),
                                  ("stats",), ("rm", "{docs}/idempotency.md")], ids=lambda c: c[0])
 def test_kb_commands_load_no_workflow_agent_or_llm_module(tmp_path, cmd):
@@ -268,6 +271,7 @@ def test_kb_commands_load_no_workflow_agent_or_llm_module(tmp_path, cmd):
 MODEL_CODE = ("numpy", "langchain_core", "gaia_mas.rag.embeddings")
 
 
+@pytest.mark.subprocess
 def test_keyword_search_as_a_new_user_types_it_loads_no_model_code(tmp_path):
     "After `rag ingest` on the defaults (the built-in embedder), a keyword search reads SQLite only: no embedder, no "
     "LangChain, no NumPy (the vector extension's package would load it)."
@@ -302,6 +306,7 @@ def test_ask_sources_name_the_file_not_a_character_span(sample_sqlite, capsys):
     assert "characters" not in out
 
 
+@pytest.mark.process
 def test_an_empty_knowledge_base_says_how_to_fill_it(tmp_path, capsys, monkeypatch):
     "`serve` on a fresh HOME makes an empty knowledge base and says so; search, ask and the API then say the same."
     from rag_serve import serve
@@ -321,6 +326,7 @@ def test_an_empty_knowledge_base_says_how_to_fill_it(tmp_path, capsys, monkeypat
     assert code == 2 and "holds no documents yet" in err, err
 
 
+@pytest.mark.subprocess
 def test_search_piped_into_head_stops_quietly(sample_sqlite):
     "`gaia-mas rag search ... | head -1`: the first line, and nothing on stderr when head stops reading."
     cmd = f"{sys.executable} -c 'import sys; from gaia_mas.cli import main; sys.exit(main())' rag search breaker " \

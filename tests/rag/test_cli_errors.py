@@ -27,6 +27,7 @@ def _one_line(p, code:int):
     return p.stderr.strip()
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("cmd", COMMANDS, ids=[c[0] for c in COMMANDS])
 def test_corrupt_kb_file(tmp_path, docs, cmd):
     bad = tmp_path/"kb.sqlite"; bad.write_bytes(b"SQLite format 3\x00" + os.urandom(4096))
@@ -34,18 +35,21 @@ def test_corrupt_kb_file(tmp_path, docs, cmd):
     assert "knowledge base" in err and "--kb" in err, err
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("cmd", COMMANDS, ids=[c[0] for c in COMMANDS])
 def test_folder_given_as_the_kb(tmp_path, docs, cmd):
     err = _one_line(rag(*[c.format(docs=docs) for c in cmd], "--kb", f"sqlite:///{tmp_path}", "--embeddings", "hash"), 2)
     assert "--kb" in err, err
 
 
+@pytest.mark.subprocess
 def test_unwritable_path(tmp_path, docs):
     (tmp_path/"file").write_text("x")  # a file where a folder should be
     err = _one_line(rag("ingest", docs, "--kb", f"sqlite:///{tmp_path}/file/kb.sqlite", "--embeddings", "hash"), 2)
     assert "kb.sqlite" in err or "--kb" in err, err
 
 
+@pytest.mark.subprocess
 def test_foreign_sqlite_is_refused_and_left_untouched(tmp_path, docs):
     app = tmp_path/"app.db"; db = sqlite3.connect(app); db.execute("create table users(name)"); db.commit(); db.close()
     before = app.read_bytes()
@@ -55,6 +59,7 @@ def test_foreign_sqlite_is_refused_and_left_untouched(tmp_path, docs):
     assert app.read_bytes() == before and not Path(f"{app}-wal").exists()
 
 
+@pytest.mark.subprocess
 def test_passwords_are_masked_in_every_url(tmp_path):
     for url in ("postgresql://admin:hunter2@127.0.0.1:1/kb", "mysql://root:hunter2@db.example/kb"):
         for cmd in (("search", "x"), ("stats",), ("ingest", tmp_path)):
@@ -63,6 +68,7 @@ def test_passwords_are_masked_in_every_url(tmp_path):
             assert "***" in p.stderr, p.stderr
 
 
+@pytest.mark.subprocess
 def test_verbose_shows_the_traceback(tmp_path, docs):
     p = rag("stats", "--kb", f"sqlite:///{tmp_path}", "-v")
     assert p.returncode == 2 and "Traceback" in p.stderr
@@ -77,6 +83,7 @@ def test_locked_database_fails_the_ingest(tmp_path, docs, monkeypatch):
     assert rag_main(["rag", "ingest", str(docs), "--kb", f"sqlite:///{tmp_path}/kb.sqlite", "--embeddings", "hash", "--no-progress"]) == 1
 
 
+@pytest.mark.subprocess
 def test_locked_database_for_real(tmp_path, docs):
     "Another process holds the write lock for longer than the busy timeout: the ingest reports it and exits 1."
     kb = f"sqlite:///{tmp_path}/kb.sqlite"
@@ -88,6 +95,7 @@ def test_locked_database_for_real(tmp_path, docs):
     assert p.returncode == 1 and "locked" in p.stderr and "Traceback" not in p.stderr, (p.returncode, p.stderr)
 
 
+@pytest.mark.subprocess
 def test_escapes_in_names_and_text_are_not_printed_raw(tmp_path):
     d = tmp_path/"docs"; d.mkdir()
     evil = d/"report\x1b[2J\x1b[31mRED\nfake line.md"
@@ -98,6 +106,7 @@ def test_escapes_in_names_and_text_are_not_printed_raw(tmp_path):
     assert p.returncode == 0 and "\x1b" not in p.stdout and "\\x1b" in p.stdout and "RED\\nfake" in p.stdout, p.stdout
 
 
+@pytest.mark.subprocess
 def test_ask_where_nothing_can_be_written_is_one_line(tmp_path, docs):
     "`rag ask` with a knowledge base or a sessions file where no file can be made: one line each time, no traceback."
     kb = f"sqlite:///{tmp_path}/kb.sqlite"
@@ -111,6 +120,7 @@ def test_ask_where_nothing_can_be_written_is_one_line(tmp_path, docs):
         assert "/proc/sessions.sqlite" in err and "--sessions" in err, err
 
 
+@pytest.mark.subprocess
 def test_missing_key_names_the_dry_run(tmp_path, docs):
     kb = f"sqlite:///{tmp_path}/kb.sqlite"
     assert rag("ingest", docs, "--kb", kb, "--embeddings", "hash").returncode == 0

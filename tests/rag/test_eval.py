@@ -9,6 +9,8 @@ from gaia_mas.core.testing import FakeOpenAIServer
 from gaia_mas.core.utils import run_sync
 from gaia_mas.rag.eval import judge_answer, judge_model
 
+pytestmark = pytest.mark.subprocess
+
 SAMPLE = REPO/"nbs"/"samples"/"kb"
 
 

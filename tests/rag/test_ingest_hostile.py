@@ -35,6 +35,7 @@ def chunks_meta(tmp_path) -> list[dict]:
     finally: db.close()
 
 
+@pytest.mark.subprocess
 def test_yaml_alias_bomb_is_refused(tmp_path):
     (tmp_path/"docs").mkdir(); (tmp_path/"docs"/"bomb.md").write_text(BOMB); (tmp_path/"docs"/"ok.md").write_text("# Ok\n\nfine text\n")
     p, peak, secs = ingest(tmp_path, tmp_path/"docs")
@@ -43,6 +44,7 @@ def test_yaml_alias_bomb_is_refused(tmp_path):
     assert "Traceback" not in p.stderr
 
 
+@pytest.mark.subprocess
 def test_metadata_values_are_capped(tmp_path):
     big = "---\nnote: " + "x" * 60_000 + "\ntags: [" + ",".join(f"t{i}" for i in range(500)) + "]\n---\n# T\n\ntext\n"
     (tmp_path/"big.md").write_text(big)
@@ -59,6 +61,7 @@ def _pptx(path:Path):
     prs.save(path)
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("kind", ["pptx", "docx"])
 def test_office_zip_bomb_is_refused_before_parsing(tmp_path, kind):
     f = tmp_path/f"bomb.{kind}"
@@ -75,6 +78,7 @@ def test_office_zip_bomb_is_refused_before_parsing(tmp_path, kind):
     assert p.returncode == 1 and "unpacks" in p.stderr and peak < 800 and "Traceback" not in p.stderr
 
 
+@pytest.mark.subprocess
 def test_one_file_over_the_budget_does_not_stop_the_ingest(tmp_path):
     from gaia_mas.core.guards import Budget
     from gaia_mas.rag.ingest import ingest as ingest_files
@@ -90,6 +94,7 @@ def test_one_file_over_the_budget_does_not_stop_the_ingest(tmp_path):
     assert [Path(p).name for p in rep.added] == ["b-small.md"]
 
 
+@pytest.mark.subprocess
 def test_documents_cannot_fake_their_citations(tmp_path):
     from gaia_mas.rag.kb import open_kb
     d = tmp_path/"docs"; d.mkdir()
@@ -111,6 +116,7 @@ def test_documents_cannot_fake_their_citations(tmp_path):
     assert rm.returncode == 0 and "note.md" in rm.stdout
 
 
+@pytest.mark.subprocess
 def test_symlinks_leaving_the_tree_are_refused_and_reported(tmp_path):
     secret = tmp_path/"outside"/"secret.txt"; secret.parent.mkdir(); secret.write_text("the root password is hunter2")
     (tmp_path/"outside"/"more").mkdir(); (tmp_path/"outside"/"more"/"x.md").write_text("# X\n\nhunter2 again\n")
@@ -129,6 +135,7 @@ def test_symlinks_leaving_the_tree_are_refused_and_reported(tmp_path):
     db.close()
 
 
+@pytest.mark.subprocess
 def test_unreadable_folders_are_reported(tmp_path):
     "As a user who is not root (root reads every folder): a folder they may not read is named, with the reason."
     with as_user() as (home, run):

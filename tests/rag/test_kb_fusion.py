@@ -1,8 +1,10 @@
 """Hybrid search with the built-in MiniLM embedder on both engines: it fuses the two rankings for a question in the
 documents' words, keeps the semantic ranking for a reworded one, and is never worse than the better of its halves on
 the sample collection's golden set."""
+import contextlib, os
 import pytest
 
+from gaia_mas.core.pg_server import fresh_database
 from gaia_mas.rag.embeddings import LocalEmbeddings
 from gaia_mas.rag.eval import evaluate
 from gaia_mas.rag.ingest import ingest, sample_dir
@@ -12,9 +14,13 @@ LITERAL = "circuit breaker half-open state"
 REWORDED = "how do I avoid charging a customer twice when a request is repeated"
 
 
-@pytest.fixture
-def minilm_kb(kb_url):
-    with open_kb(kb_url, LocalEmbeddings()) as kb:
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def minilm_kb(request, tmp_path_factory):
+    "The sample collection with MiniLM vectors, built once per engine: the tests only search it."
+    with contextlib.ExitStack() as stack:
+        if request.param == "sqlite": url = f"sqlite:///{tmp_path_factory.mktemp('fusion')/'kb.sqlite'}"
+        else: url = stack.enter_context(fresh_database(request.getfixturevalue("pg_url"), f"kb_fusion_{os.getpid()}"))
+        kb = stack.enter_context(open_kb(url, LocalEmbeddings()))
         rep = ingest(kb, [sample_dir()/"docs"])
         assert rep.added and not rep.failed, rep
         yield kb

@@ -87,6 +87,7 @@ def test_the_tools_say_what_is_wrong_with_a_filter(tmp_path, docs):
             assert "nests at most 3 levels" in msg.content and not msg.artifact, (name, msg.content)
 
 
+@pytest.mark.subprocess
 def test_the_command_line_refuses_a_filter_number_beyond_64_bits(tmp_path, docs):
     with open_kb(tmp_path/"kb.sqlite", HashEmbeddings(64)) as kb: ingest(kb, [docs])
     p = run_measured("rag", "search", "breaker", "--kb", f"sqlite:///{tmp_path/'kb.sqlite'}", "--embeddings", "hash-64",

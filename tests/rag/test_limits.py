@@ -5,7 +5,7 @@ import httpx, pytest
 
 from rag_serve import PeakRSS, serve
 
-pytestmark = pytest.mark.security
+pytestmark = [pytest.mark.process, pytest.mark.security]
 
 KEY = "k-secret-7f3a"
 

@@ -11,6 +11,8 @@ import httpx, openai, pytest
 
 from rag_serve import serve  # tests/support is on sys.path (pytest.ini)
 
+pytestmark = pytest.mark.process
+
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm reads its price list from the package, not the web
 
 ROOT = Path(__file__).resolve().parents[2]

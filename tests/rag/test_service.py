@@ -141,6 +141,7 @@ def test_an_internal_failure_is_a_json_500_with_a_request_id_and_the_server_live
 
 # --- fuzz and load ---------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # hundreds of requests: 20 s alone, minutes on a busy machine
 def test_schemathesis_fuzz_finds_no_server_error(server):
     "Property-based fuzz of every operation of the OpenAPI schema, positive and negative data, fixed seed: no 5xx."
     from fuzz import fuzz_for_5xx

@@ -9,7 +9,7 @@ import httpx, pytest
 
 from rag_serve import SERVE, serve
 
-pytestmark = pytest.mark.security
+pytestmark = [pytest.mark.process, pytest.mark.security]
 CHROMIUM = "/usr/bin/chromium"
 DOC = ("evil.md", b"# Evil\n\nThis document was planted by a web page.\n", "text/markdown")
 
@@ -158,8 +158,9 @@ def static_site(folder:Path):
     finally: httpd.shutdown(); httpd.server_close()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def browser():
+    "One chromium for the module; each test opens its pages in a context of its own."
     if not Path(CHROMIUM).exists(): pytest.skip("no system chromium at /usr/bin/chromium")
     pw_api = pytest.importorskip("playwright.sync_api")
     with pw_api.sync_playwright() as pw:

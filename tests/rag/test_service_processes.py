@@ -7,6 +7,8 @@ import httpx, pytest
 
 from gaia_mas.core.pg_server import fresh_database, free_port
 
+pytestmark = pytest.mark.process
+
 SERVE = [sys.executable, "-c", "import sys; from gaia_mas.rag.cli import rag_main; sys.exit(rag_main(sys.argv[1:]))", "serve"]
 Q = "What is a circuit breaker?"
 

@@ -54,6 +54,7 @@ def test_a_turn_that_waits_too_long_for_its_session_gets_409():
     assert rs[1].headers["retry-after"] == "5" and "busy" in rs[1].json()["error"]
 
 
+@pytest.mark.process
 def test_two_hosts_on_one_postgres_run_a_sessions_turns_one_at_a_time(pg_url, tmp_path):
     "Two `serve` processes with separate homes (two hosts: no lock folder in common); six turns of one session at once."
     from gaia_mas.rag.ingest import sample_kb
@@ -84,6 +85,7 @@ def _poll_job(url:str, job_id:str, timeout:float=60) -> list[dict]:
     return seen
 
 
+@pytest.mark.process
 def test_upload_jobs_answer_on_every_worker(tmp_path):
     with serve("--kb", f"sqlite:///{tmp_path}/kb.sqlite", "--workers", "2", env={"HOME": str(tmp_path)}) as (url, *_):
         files = [("files", (f"doc{i}.md", DOC.replace(b"Idea", f"Idea {i}".encode()))) for i in range(20)]
@@ -96,6 +98,7 @@ def test_upload_jobs_answer_on_every_worker(tmp_path):
     assert views[-1]["status"] == "done" and views[-1]["done"] == 20
 
 
+@pytest.mark.process
 def test_the_job_of_a_process_that_died_is_reported_failed(tmp_path):
     "Host A takes a long upload and is killed; host B, on the same knowledge base, reports the job failed, naming why."
     kb, env = f"sqlite:///{tmp_path}/kb.sqlite", {"GAIA_MAS_JOB_LEASE": "3", "HOME": str(tmp_path)}
@@ -125,6 +128,7 @@ def _turn_then_stop(url:str, stop, under_way:float, probe=None) -> tuple[list, f
     return asyncio.run(go())
 
 
+@pytest.mark.process
 def test_sigterm_drains_then_stops(tmp_path):
     with serve("--kb", f"sqlite:///{tmp_path}/kb.sqlite", "--latency", "0.4", "--grace", "30",
                env={"HOME": str(tmp_path)}) as (url, proc, lines):
@@ -140,6 +144,7 @@ def test_sigterm_drains_then_stops(tmp_path):
     assert "Traceback" not in "".join(lines), "".join(lines)[-2000:]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_stop_sent_to_every_process_still_drains_with_workers(tmp_path, sig):
     """Ctrl+C in a terminal and systemd's `stop` signal every process of `serve --workers 2` at once: each worker drains,

@@ -45,6 +45,7 @@ def _serve(tmp_path, workers:int) -> tuple[Tagged, str]:
     return cmd, url
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("workers", [1, 2])
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_serve_leaves_no_process_behind(tmp_path, workers, sig):
@@ -58,6 +59,7 @@ def test_serve_leaves_no_process_behind(tmp_path, workers, sig):
     finally: cmd.kill_all()
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_rag_ingest_leaves_no_process_behind(tmp_path, sig):
     docs = tmp_path/"docs"; docs.mkdir()

@@ -9,7 +9,7 @@ from gaia_mas.core.pg_server import fresh_database
 _n = itertools.count()
 QS = ["What is a circuit breaker?", "How does it recover after opening?", "What is a bulkhead?"]
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def sessions_url(request, tmp_path):
     if request.param == "sqlite": yield f"sqlite:///{tmp_path/'sessions.sqlite'}"; return
     with fresh_database(request.getfixturevalue("pg_url"), f"sessions_test_{os.getpid()}_{next(_n)}") as url: yield url

@@ -11,7 +11,7 @@ from cli_support import GAIA, newcomer_env
 from rag_serve import serve
 import subprocess
 
-pytestmark = pytest.mark.security
+pytestmark = [pytest.mark.process, pytest.mark.security]
 USER = "alice-secret-user"
 DOCS = {"ops/on-call.md": "# On call\n\n## Paging\n\nPage the second engineer after ten minutes of silence.\n",
         "intro.md": "# Handbook\n\n## Circuit breakers\n\nA circuit breaker stops calls to a failing service.\n"}

@@ -300,6 +300,7 @@ def test_astream_closed_early_cancels_the_run(tools):
     assert first["node"] == "parallel_branch" and not left, left
 
 
+@pytest.mark.subprocess
 def test_cmd_ask_sessions_in_postgres(pg_url, tmp_path, capsys):
     "With a Postgres knowledge base, `rag ask` keeps its sessions in that database: a second process continues the conversation."
     import os, subprocess, sys

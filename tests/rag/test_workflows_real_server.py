@@ -13,17 +13,16 @@ from pathlib import Path
 import httpx, pytest
 from langchain_core.callbacks import BaseCallbackHandler
 
-from local_model import local_model_server
 
 pytestmark = pytest.mark.real_server
 SLACK = 20  # seconds past a pattern's limit for the step that was running to stop and the answer to be shaped
 Q = "What is a circuit breaker and when does it open?"
 
 
-@pytest.fixture(scope="module")
-def server_url():
-    "A llama.cpp server with Gemma 3 270M on a free loopback port; its base URL."
-    with local_model_server(8192) as url: yield url
+@pytest.fixture
+def server_url(local_model_url):
+    "The llama.cpp server with Gemma 3 270M of the session (tests/conftest.py); its base URL."
+    return local_model_url
 
 
 class Calls(BaseCallbackHandler):
