@@ -4,7 +4,7 @@
 
 # %% ../../nbs/rag/38_cli.ipynb #aa1090b7
 from __future__ import annotations
-import argparse, collections, functools, json, logging, os, posixpath, sys, traceback, uuid
+import argparse, collections, contextlib, functools, json, logging, os, posixpath, sys, traceback, uuid
 from pathlib import Path
 from typing import Optional, Sequence
 from ..core.settings import default_sessions, redact
@@ -45,18 +45,22 @@ def _failure(e:BaseException) -> tuple[int, str]:
     return 1, f"failed: {type(e).__name__}: {msg} (run again with -v for the details)"
 
 # %% ../../nbs/rag/38_cli.ipynb #c388c752
-def _log_to_console(verbose:bool) -> None:
-    "gaia_mas's own log records on stderr, INFO and up, when -v is given."
-    if not verbose or logging.getLogger("gaia_mas").handlers: return
+@contextlib.contextmanager
+def _log_to_console(verbose:bool):
+    "gaia_mas's own log records on stderr, INFO and up, while a command given -v runs; removed when it ends."
+    log = logging.getLogger("gaia_mas")
+    if not verbose or log.handlers: yield; return
     h = logging.StreamHandler(sys.stderr); h.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-    logging.getLogger("gaia_mas").addHandler(h); logging.getLogger("gaia_mas").setLevel(logging.INFO)
+    level = log.level; log.addHandler(h); log.setLevel(logging.INFO)
+    try: yield
+    finally: log.removeHandler(h); log.setLevel(level)
 
 def guarded(fn):
     "A command whose failures print one line (a traceback only with -v), passwords masked, control characters escaped."
     @functools.wraps(fn)
     def run(args:argparse.Namespace) -> int:
-        _log_to_console(getattr(args, "verbose", False))
-        try: return fn(args)
+        try:
+            with _log_to_console(getattr(args, "verbose", False)): return fn(args)
         except KeyboardInterrupt: raise
         except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as other commands do
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno()); return 0

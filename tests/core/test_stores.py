@@ -54,6 +54,7 @@ def test_the_check_sees_a_direct_connect(tmp_path):
 
 
 @pytest.mark.security
+@pytest.mark.subprocess
 def test_a_crafted_checkpoint_in_the_sessions_file_is_refused(tmp_path):
     "`rag ask --session-id` on a session whose checkpoint names os.mkdir: reported as damaged, os.mkdir never runs."
     kb, target = f"sqlite:///{tmp_path/'kb.sqlite'}", tmp_path/"pwned"
@@ -73,6 +74,7 @@ def _mode(p:Path) -> int: return stat.S_IMODE(p.stat().st_mode)
 
 
 @pytest.mark.security
+@pytest.mark.subprocess
 def test_a_new_users_stores_are_private_under_umask_022(tmp_path):
     "A newcomer's cache folder is 0700 and the knowledge base, sessions, run log and checkpoints in it 0600."
     env = newcomer_env(tmp_path/"home")
@@ -93,6 +95,7 @@ def test_a_new_users_stores_are_private_under_umask_022(tmp_path):
 
 
 @pytest.mark.security
+@pytest.mark.subprocess
 def test_a_crafted_checkpoint_in_the_gaia_runners_file_is_refused(tmp_path):
     "`gaia-mas run` resuming a task whose stored checkpoint names os.mkdir: that task is an error, os.mkdir never runs."
     from langgraph.checkpoint.base import empty_checkpoint

@@ -3,6 +3,8 @@ score` print task ids and answers that carry an OSC 52 clipboard write, a reset 
 import json
 import pytest
 
+pytestmark = pytest.mark.subprocess
+
 from cli_support import gaia
 
 RAW = ("\x1b", "\x9b", "\u202e", "\x07")

@@ -22,7 +22,7 @@ def env(**extra):
 
 def completion(body: bytes) -> bytes:
     "An HTTP response carrying the happy path's reply to the agent whose system prompt is in `body`."
-    msgs = json.loads(body).get("messages", [])
+    msgs = json.loads(body or b"{}").get("messages", [])  # a GET (the model list) has no body
     system = next((m["content"] for m in msgs if m["role"] == "system"), "")
     content = json.dumps(happy_path_responder("Paris")([SystemMessage(content=str(system))]))
     data = json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": "fake",
@@ -82,8 +82,10 @@ def test_a_model_that_never_answers_is_bounded_by_timeout(tmp_path):
     out = tmp_path/"results.jsonl"
     with model_server() as (url, hung):
         t0 = time.monotonic()
+        # the hosted budget: this fake model answers the hosted prompts (a loopback server would get the local budget)
         done = subprocess.run([*GAIA, "run", str(tmp_path/"metadata.jsonl"), "--out", str(out), "--timeout", "10",
-                               "--base-url", url, "--concurrency", "2", "--no-progress", "--cache-dir", str(tmp_path/"cache")],
+                               "--base-url", url, "--budget", "hosted", "--concurrency", "2", "--no-progress",
+                               "--cache-dir", str(tmp_path/"cache")],
                               capture_output=True, text=True, timeout=120, env=env())
         took = time.monotonic() - t0
     assert done.returncode == 0, done.stderr

@@ -6,6 +6,8 @@ import pytest
 
 from cli_support import gaia
 
+pytestmark = pytest.mark.subprocess
+
 # OSC 52 sets the clipboard; ESC c resets the terminal; \x9b is CSI in one byte; U+202E reverses the text after it
 EVIL = "Circuit breakers trip \x1b]52;c;cm0gLXJmIH4=\x07 after failures.\x1bc Then \x9b2J they \u202eesolc\u202c recover."
 RAW = ("\x1b", "\x9b", "\u202e", "\x07")
