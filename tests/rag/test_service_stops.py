@@ -63,7 +63,8 @@ def test_serve_leaves_no_process_behind(tmp_path, workers, sig):
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_rag_ingest_leaves_no_process_behind(tmp_path, sig):
     docs = tmp_path/"docs"; docs.mkdir()
-    for i in range(400): (docs/f"note{i}.md").write_bytes(DOC.replace(b"Bulkheads", f"Note {i}".encode()))
+    # a hash-embedded note takes about 2 ms: 8,000 keep the ingest running well past the signal (400 ended first)
+    for i in range(8000): (docs/f"note{i}.md").write_bytes(DOC.replace(b"Bulkheads", f"Note {i}".encode()))
     cmd = Tagged([*GAIA, "rag", "ingest", str(docs), "--kb", f"sqlite:///{tmp_path}/kb.sqlite", "--embeddings", "hash",
                   "--no-progress"], env={**ENV, "HOME": str(tmp_path)})
     try:
