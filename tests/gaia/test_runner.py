@@ -55,17 +55,23 @@ def test_kill_9_and_resume(tmp_path):
     assert resumed, "the questions in flight at the kill should continue from their checkpoints"
 
 
-def test_ctrl_c_finishes_in_flight_then_resume(tmp_path):
-    ids = write_tasks(tmp_path/"metadata.jsonl", 16)
+def start_run(tmp_path, latency:float, answered:int):
+    "A scripted run of 16 tasks, 4 at a time, started as a terminal starts it; returns once `answered` are written."
     out = tmp_path/"results.jsonl"
     cmd = [*GAIA, "run", str(tmp_path/"metadata.jsonl"), "--out", str(out), "--concurrency", "4", "--no-progress",
-           "--provider", "scripted", "--latency", "0.05", "--cache-dir", str(tmp_path/"cache")]
+           "--provider", "scripted", "--latency", str(latency), "--cache-dir", str(tmp_path/"cache")]
     # A shell without job control starts background jobs with SIGINT ignored, and children inherit that:
-    # give the run the default handler, as a terminal would, so Ctrl-C is what this test sends.
+    # give the run the default handler, as a terminal would, so Ctrl-C is what these tests send.
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(),
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     t_end = time.monotonic() + 60
-    while lines(out) < 2 and time.monotonic() < t_end: time.sleep(0.01)
+    while lines(out) < answered and time.monotonic() < t_end: time.sleep(0.01)
+    return cmd, out, p
+
+
+def test_ctrl_c_finishes_in_flight_then_resume(tmp_path):
+    ids = write_tasks(tmp_path/"metadata.jsonl", 16)
+    cmd, out, p = start_run(tmp_path, 0.05, 2)
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 130 and "finishing the" in err and "run the same command again to resume" in err, err
@@ -80,13 +86,7 @@ def test_a_second_ctrl_c_leaves_no_error_about_the_ledger(tmp_path):
     "A second Ctrl-C leaves the questions in flight to the next run; the calls that end meanwhile are still written to "
     "the ledger (its cost record), with no error about a closed database."
     write_tasks(tmp_path/"metadata.jsonl", 16)
-    out = tmp_path/"results.jsonl"
-    cmd = [*GAIA, "run", str(tmp_path/"metadata.jsonl"), "--out", str(out), "--concurrency", "4", "--no-progress",
-           "--provider", "scripted", "--latency", "0.2", "--cache-dir", str(tmp_path/"cache")]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(),
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    t_end = time.monotonic() + 60
-    while lines(out) < 1 and time.monotonic() < t_end: time.sleep(0.01)
+    _, _, p = start_run(tmp_path, 0.2, 1)
     p.send_signal(signal.SIGINT); time.sleep(0.5); p.send_signal(signal.SIGINT)   # the second while questions run
     _, err = p.communicate(timeout=120)
     assert p.returncode == 130 and "finishing the" in err, err
