@@ -91,9 +91,10 @@ def run_attachment_task(page, folder: Path) -> str:
     "Load the task file in the runner, pick its task, check its attachment is filled in, run it; the progress text."
     page.locator(".gaia-tasks input").last.fill(str(folder))
     page.locator(".gaia-load").last.click()
+    page.locator(".widget-html:has-text('Loaded 1 tasks')").last.wait_for(timeout=30_000)  # the kernel has the task
     page.locator(".gaia-pick select").last.select_option(index=1)
     from playwright.sync_api import expect
-    expect(page.locator(".gaia-file input").last).to_have_value(str(folder/"notes.txt"), timeout=15_000)  # filled in
+    expect(page.locator(".gaia-file input").last).to_have_value(str(folder/"notes.txt"), timeout=30_000)  # filled in
     page.locator(".gaia-run").last.click()
     progress = page.locator(".gaia-progress").last
     progress.filter(has_text=f"attached file: {folder/'notes.txt'}").wait_for(timeout=30_000)
