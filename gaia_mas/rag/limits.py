@@ -8,7 +8,6 @@ import asyncio, contextlib, ipaddress, json, logging, os, re
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 from urllib.parse import parse_qsl, urlencode, urlsplit
 from uvicorn.protocols.http.h11_impl import H11Protocol
-from ..core.settings import default_of, settings
 
 # %% auto #0
 __all__ = ['log', 'MAX_BODY', 'MAX_HEADER', 'BODY_TIMEOUT', 'HEADER_TIMEOUT', 'KEEP_ALIVE', 'CHAT_BODY', 'UPLOAD_LIMITS',
@@ -20,8 +19,8 @@ __all__ = ['log', 'MAX_BODY', 'MAX_HEADER', 'BODY_TIMEOUT', 'HEADER_TIMEOUT', 'K
 log = logging.getLogger(__name__)
 MAX_BODY = 64_000  # bytes in a request body, unless a path says otherwise
 MAX_HEADER = 16 * 1024  # bytes of request line plus headers
-BODY_TIMEOUT = default_of("body_timeout")  # seconds for a bounded body to arrive in full
-HEADER_TIMEOUT = default_of("header_timeout")  # seconds for a request's line and headers to arrive
+BODY_TIMEOUT = 30.0  # seconds for a bounded body to arrive in full
+HEADER_TIMEOUT = 10.0  # seconds for a request's line and headers to arrive
 KEEP_ALIVE = 5  # seconds an idle keep-alive connection is held
 CHAT_BODY = 1_000_000  # bytes in an OpenAI chat request: a whole conversation travels with each question
 # The multipart upload routes bound their own bodies (a per-file limit, streamed to disk), so no global cap here;
@@ -70,6 +69,7 @@ class BodyLimit:
                  body_timeout:Optional[float]=None, # seconds for a bounded body; $GAIA_MAS_BODY_TIMEOUT or BODY_TIMEOUT
                 ):
         self.app, self.max_body, self.limits = app, max_body, limits
+        from gaia_mas.core.settings import settings   # pydantic: not while a worker starts (see SlowClientH11)
         self.body_timeout = body_timeout or settings().body_timeout
 
     async def __call__(self, scope, receive, send):
@@ -159,6 +159,7 @@ def host_allowlist(bind:str, # the address the server listens on (`--host`)
 
 def env_hosts() -> list[str]:
     "The names in $GAIA_MAS_ALLOWED_HOSTS (commas or spaces between them)."
+    from gaia_mas.core.settings import settings
     return list(settings().allowed_hosts)
 
 # %% ../../nbs/rag/39c_limits.ipynb #3ffb585b
@@ -241,6 +242,7 @@ class SlowClientH11(H11Protocol):
     @staticmethod
     def header_timeout() -> float:
         "$GAIA_MAS_HEADER_TIMEOUT, else HEADER_TIMEOUT (read per connection, so `--workers` processes see it too)."
+        from gaia_mas.core.settings import settings
         return settings().header_timeout
 
     def _awaiting_headers(self) -> bool: return self.cycle is None or self.cycle.response_complete
