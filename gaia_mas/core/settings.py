@@ -135,7 +135,8 @@ def _read() -> Settings:
     try: s = Settings(**empty)
     except ValidationError as e: raise ValueError(_bad_values(e)) from None
     for old in (o for o in OLD_NAMES if os.environ.get(o) and o not in _warned):
-        _warned.add(old); warnings.warn(f"{old} is an old name: set {OLD_NAMES[old]} instead", FutureWarning, stacklevel=4)
+        _warned.add(old)   # one line, with no source line under it: the place to fix is the environment
+        warnings.warn_explicit(f"{old} is an old name: set {OLD_NAMES[old]} instead", FutureWarning, "the environment", 0)
     return s
 
 def settings() -> Settings:
