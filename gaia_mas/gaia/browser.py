@@ -13,6 +13,7 @@ from fastcore.basics import patch
 from .browser_guard import BrowserGuard, url_refusal
 from .expert_tools import tool_budget
 from ..core.utils import truncate_text
+from ..core.settings import settings
 
 log = logging.getLogger(__name__)
 
@@ -29,12 +30,12 @@ EXCLUDED_TOOLS = ("browser_run_code_unsafe", "browser_file_upload", "browser_ins
 def browser_mcp_url(url:Optional[str]=None, # an explicit address wins
                    ) -> str:
     "The MCP server's address: `url`, else `GAIA_MAS_MCP_URL`, else `DEFAULT_MCP_URL`."
-    return url or os.environ.get("GAIA_MAS_MCP_URL") or DEFAULT_MCP_URL
+    return url or settings().mcp_url or DEFAULT_MCP_URL
 
 # %% ../../nbs/gaia/17_browser.ipynb #a39980f5
 def mcp_timeout() -> float:
     "Seconds one MCP tool call may take: `GAIA_MAS_MCP_TIMEOUT`, 60 by default."
-    return float(os.environ.get("GAIA_MAS_MCP_TIMEOUT", 60))
+    return settings().mcp_timeout
 
 # %% ../../nbs/gaia/17_browser.ipynb #ede3269a
 @contextlib.contextmanager
@@ -215,8 +216,8 @@ def create_sync_wrapper_for_mcp_tool(async_tool, # an async LangChain tool, as l
 # %% ../../nbs/gaia/17_browser.ipynb #de38f3b8
 def excluded_tools() -> set[str]:
     "Names of MCP tools not given to the model."
-    env = os.environ.get("GAIA_MAS_MCP_EXCLUDE")
-    return set(EXCLUDED_TOOLS) if env is None else {n.strip() for n in env.split(",") if n.strip()}
+    names = settings().mcp_exclude
+    return set(EXCLUDED_TOOLS) if names is None else set(names)
 
 # %% ../../nbs/gaia/17_browser.ipynb #c1faad89
 async def get_browser_mcp_tools(mcp_url:Optional[str]=None, # the server; `browser_mcp_url()` when None
@@ -230,7 +231,7 @@ async def get_browser_mcp_tools(mcp_url:Optional[str]=None, # the server; `brows
 # %% ../../nbs/gaia/17_browser.ipynb #0968ac33
 def browsing_on() -> bool:
     "Whether the browser is wanted: `GAIA_MAS_BROWSER`, on unless 0/false/no/off."
-    return os.environ.get("GAIA_MAS_BROWSER", "1").strip().lower() not in ("0", "false", "no", "off")
+    return settings().browser
 
 # %% ../../nbs/gaia/17_browser.ipynb #b7ae82c8
 def reachable(url:str, # an http address
@@ -245,14 +246,14 @@ def reachable(url:str, # an http address
 # %% ../../nbs/gaia/17_browser.ipynb #135f7004
 def playwright_mcp_path() -> Optional[str]:
     "Playwright's MCP server: `GAIA_MAS_PLAYWRIGHT_MCP`, else tools/mcp/node_modules, else `playwright-mcp` on PATH."
-    if p := os.environ.get("GAIA_MAS_PLAYWRIGHT_MCP"): return p
+    if p := settings().playwright_mcp: return p
     import gaia_mas
     local = Path(gaia_mas.__file__).resolve().parent.parent/"tools"/"mcp"/"node_modules"/".bin"/"playwright-mcp"
     return str(local) if local.exists() else shutil.which("playwright-mcp")
 
 def chromium_path() -> Optional[str]:
     "The chromium to drive: `CHROMIUM`, else chromium or chromium-browser on PATH."
-    return os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    return settings().chromium or shutil.which("chromium") or shutil.which("chromium-browser")
 
 # %% ../../nbs/gaia/17_browser.ipynb #52171d6b
 def _free_port() -> int:
@@ -341,7 +342,7 @@ def auto_browser(say:Callable[[str], None]=lambda s: print(s, file=sys.stderr), 
                  timeout:float=30, # seconds to wait for a started server
                 ):
     "A scope with a browser's MCP server: the configured one, a running one, or one started here, stopped at the end."
-    if not browsing_on() or os.environ.get("GAIA_MAS_MCP_URL") or reachable(DEFAULT_MCP_URL):
+    if not browsing_on() or settings().mcp_url or reachable(DEFAULT_MCP_URL):
         yield browser_mcp_url() if browsing_on() else None; return
     if problem := _missing_browser():
         say(f"gaia-mas: no browser: {problem}; research goes on without one (GAIA_MAS_BROWSER=0 hides this).")

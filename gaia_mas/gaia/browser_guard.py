@@ -8,6 +8,7 @@ import asyncio, concurrent.futures, contextlib, ipaddress, logging, os, signal, 
 from typing import Callable, Optional
 from urllib.parse import urlsplit
 from fastcore.basics import patch
+from ..core.settings import settings
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +29,7 @@ ALLOW_ENV = "GAIA_MAS_BROWSER_ALLOW"  # hosts the browser may open although they
 
 def allowed_hosts() -> frozenset:
     "The hosts of `GAIA_MAS_BROWSER_ALLOW`, lowercase."
-    return frozenset(h.strip().lower() for h in os.environ.get(ALLOW_ENV, "").split(",") if h.strip())
+    return frozenset(h.lower() for h in settings().browser_allow)
 
 def _bare(host:str) -> str: return (host or "").strip().lower().strip("[]").rstrip(".")
 

@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
 from ..core.guards import printable
-from ..core.settings import add_model_options, cache_dir
+from ..core.settings import add_model_options, cache_dir, setting_source, settings
 from .scoring import GOLD_KEYS
 if TYPE_CHECKING: from gaia_mas.gaia.config import Budget
 
@@ -48,7 +48,7 @@ def _first_model(configs:dict) -> None:
 def apply_budget(args:argparse.Namespace) -> Budget:
     "The question's budget, with its values filled into the options the user left out."
     from gaia_mas.gaia.config import choose_budget
-    base = args.base_url or os.environ.get("OPENAI_BASE_URL")
+    base = args.base_url or settings().openai_base_url
     budget = choose_budget("hosted" if args.provider == "scripted" else getattr(args, "budget", "auto"), base)
     for opt in ("timeout", "llm_timeout", "max_retries"):
         if getattr(args, opt, None) is None: setattr(args, opt, getattr(budget, opt))
@@ -80,7 +80,7 @@ def _browser(stack:contextlib.ExitStack, budget:Budget) -> None:
     "Start the browser the budget allows, for the rest of the session."
     from fastcore.xtras import modified_env
     from gaia_mas.gaia.browser import auto_browser
-    asked = {"GAIA_MAS_BROWSER", "GAIA_MAS_MCP_URL"} & set(os.environ)
+    asked = any(setting_source(f) != "default" for f in ("browser", "mcp_url"))
     if not budget.browser and not asked: stack.enter_context(modified_env(GAIA_MAS_BROWSER="0"))
     stack.enter_context(auto_browser())
 
@@ -99,7 +99,7 @@ def session(args:argparse.Namespace, # parsed options, see `add_model_options`
             stack.enter_context(modified_env(GAIA_MAS_SANDBOX="bwrap"))  # checked when the graph is built, below
         stack.enter_context(run_logging(log_file, args.verbose))
         saver = stack.enter_context(open_checkpointer(args.cache_dir, args.memory))
-        if "GAIA_MAS_TOOL_BUDGET" not in os.environ:
+        if setting_source("tool_budget") == "default":
             stack.enter_context(modified_env(GAIA_MAS_TOOL_BUDGET=str(budget.tool_chars)))
         configs = _configs(args, budget)
         if args.provider != "scripted": _first_model(configs); _browser(stack, budget)

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 from typing import Any, Optional
 from .config import write_jsonl_file
 from .scoring import question_scorer
+from ..core.settings import settings
 
 # %% auto #0
 __all__ = ['log', 'COURSE_URL', 'course_url', 'fake_course_server', 'fetch_questions', 'download_file', 'safe_file_name',
@@ -25,7 +26,7 @@ COURSE_URL = "https://agents-course-unit4-scoring.hf.space"
 def course_url(base_url:Optional[str]=None, # the API's base URL; None for $GAIA_MAS_COURSE_URL or the course's own
               ) -> str:
     "The scoring API's base URL, without a trailing slash."
-    return (base_url or os.environ.get("GAIA_MAS_COURSE_URL") or COURSE_URL).rstrip("/")
+    return (base_url or settings().course_url or COURSE_URL).rstrip("/")
 
 def _silent(what:str, timeout:float) -> RuntimeError:
     "The error of a server that took the connection and never answered."

@@ -9,6 +9,7 @@ from typing import Callable, Iterable, Optional
 from langchain_core.tools import BaseTool, tool
 from ..core.utils import truncate_text
 from .sandbox import PythonSession, SandboxError
+from ..core.settings import settings
 
 # %% auto #0
 __all__ = ['log', 'doc_tool', 'tool_budget', 'ToolSet', 'unit_registry', 'unit_converter', 'calculator', 'python_session',
@@ -35,7 +36,7 @@ def doc_tool(func:Callable, # the tool function, with a docstring and docments c
 # %% ../../nbs/gaia/13_expert_tools.ipynb #d57dffce
 def tool_budget() -> int:
     "The most characters one tool result may hold: `GAIA_MAS_TOOL_BUDGET`, 20,000 by default."
-    return int(os.environ.get("GAIA_MAS_TOOL_BUDGET", 20_000))
+    return settings().tool_budget
 
 # %% ../../nbs/gaia/13_expert_tools.ipynb #3d4e0b2f
 class ToolSet(list):
@@ -214,10 +215,9 @@ def calculator(expression:str, # an arithmetic expression, e.g. '2 * (3 + 4) / s
 _session: contextvars.ContextVar = contextvars.ContextVar("gaia_mas_python_session", default=None)
 
 def _limits() -> dict:
-    "The interpreter's limits from the environment."
-    env = os.environ.get
-    return dict(timeout=float(env("GAIA_MAS_REPL_TIMEOUT", 30)), memory_mb=int(env("GAIA_MAS_REPL_MEMORY_MB", 1024)),
-                max_procs=int(env("GAIA_MAS_REPL_MAX_PROCS", 32)), scratch_mb=int(env("GAIA_MAS_REPL_SCRATCH_MB", 256)))
+    "The interpreter's limits, from the settings."
+    s = settings()
+    return dict(timeout=s.repl_timeout, memory_mb=s.repl_memory_mb, max_procs=s.repl_max_procs, scratch_mb=s.repl_scratch_mb)
 
 @contextlib.contextmanager
 def python_session(state:Optional[dict]=None, # the graph state; its `file`, the task's attachment, is readable inside

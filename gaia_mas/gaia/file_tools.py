@@ -26,6 +26,7 @@ from gaia_mas.core.readers import (
     unstructured_offline,
 )
 from .integrity import extra_roots, file_gold_reason, file_problem, gold_reason, link_problem
+from ..core.settings import reveal, settings
 
 # %% auto #0
 __all__ = ['log', 'IMAGE_QUESTION', 'READERS', 'FileAccessError', 'allowed_roots', 'allowed_files', 'allow_roots', 'allow_files',
@@ -209,7 +210,7 @@ def vision_model():
     from gaia_mas.core.llm import openai_llm_factory
     return openai_llm_factory(
         "vision",
-        os.environ.get("GAIA_MAS_VISION_MODEL", "gpt-4o-mini"),
+        settings().vision_model,
         0.0,
         timeout=bounded_timeout(60),
         max_retries=2,
@@ -264,18 +265,18 @@ _AUDIO_TYPES = (".mp3", ".wav", ".m4a", ".mp4", ".mpeg", ".mpga", ".ogg", ".webm
 def transcribe_audio(path:str|Path) -> str:
     "The transcript of an audio file, from OpenAI's transcription API."
     import openai
-    base = os.environ.get("OPENAI_BASE_URL") or None
-    key = os.environ.get("OPENAI_API_KEY") or ("not-needed" if base else None)
+    base = settings().openai_base_url
+    key = reveal(settings().openai_api_key) or ("not-needed" if base else None)
     if not key:
         raise ToolUnavailable("OPENAI_API_KEY is not set, so audio cannot be transcribed. Export OPENAI_API_KEY, "
                                       "or set OPENAI_BASE_URL to an OpenAI-compatible server.")
     if Path(path).stat().st_size > 25 * 2**20: raise ToolUnavailable(f"{Path(path).name} is over the API's 25 MB limit")
-    model = os.environ.get("GAIA_MAS_TRANSCRIBE_MODEL", "whisper-1")
+    model = settings().transcribe_model
     client = openai.OpenAI(
         api_key=key,
         base_url=base,
         max_retries=2,
-        timeout=bounded_timeout(float(os.environ.get("GAIA_MAS_TRANSCRIBE_TIMEOUT", 120))),
+        timeout=bounded_timeout(settings().transcribe_timeout),
     )
     try:
         with open(path, "rb") as f: text = client.audio.transcriptions.create(model=model, file=f).text

@@ -8,6 +8,7 @@ import os, re
 from pathlib import Path
 from typing import Optional
 from ..core.guards import UnsafeDocument, check_regular, read_head
+from ..core.settings import settings
 
 # %% auto #0
 __all__ = ['gold_reason', 'file_gold_reason', 'extra_roots', 'max_attachment_bytes', 'file_problem', 'link_problem',
@@ -45,11 +46,11 @@ def file_gold_reason(given:str|Path, # the path as the model or the task named i
 # %% ../../nbs/gaia/14_integrity.ipynb #81cae7d1
 def extra_roots() -> list[Path]:
     "Folders every tool may read, from `GAIA_MAS_ALLOWED_ROOTS` (separated by `:`)."
-    return [Path(p).expanduser() for p in os.environ.get("GAIA_MAS_ALLOWED_ROOTS", "").split(os.pathsep) if p]
+    return [p.expanduser() for p in settings().allowed_roots]
 
 def max_attachment_bytes() -> int:
     "The largest file a tool reads or the sandbox shows: `GAIA_MAS_MAX_ATTACHMENT_MB`, 100 MB by default."
-    return int(float(os.environ.get("GAIA_MAS_MAX_ATTACHMENT_MB", 100)) * 2**20)
+    return int(settings().max_attachment_mb * 2**20)
 
 def file_problem(path:str|Path, # a file a tool is about to read
                 ) -> Optional[str]:

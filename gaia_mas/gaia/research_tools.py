@@ -10,6 +10,7 @@ from .browser import browser_mcp_url, browser_session, get_browser_mcp_tools, ro
 from .expert_tools import ToolSet
 from .file_tools import attachment_scope, get_file_tools, use_vision_model
 from .web_tools import get_web_tools
+from ..core.settings import settings
 
 # %% auto #0
 __all__ = ['log', 'browser_enabled', 'get_research_tools']
@@ -20,7 +21,7 @@ log = logging.getLogger(__name__)
 # %% ../../nbs/gaia/18_research_tools.ipynb #f22f71cf
 def browser_enabled() -> bool:
     "Whether to look for the browser's MCP server: `GAIA_MAS_BROWSER`, on unless 0/false/no/off."
-    return os.environ.get("GAIA_MAS_BROWSER", "1").strip().lower() not in ("0", "false", "no", "off")
+    return settings().browser
 
 async def _browser_tools(url:str) -> list:
     "The browser's tools, or none (with one warning) when its server cannot be reached."

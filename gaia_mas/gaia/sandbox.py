@@ -10,6 +10,7 @@ from typing import Iterable, Optional
 from fastcore.basics import patch
 from ..core.utils import call_timeout
 from .integrity import attachment_problem, file_gold_reason
+from ..core.settings import settings
 
 # %% auto #0
 __all__ = ['log', 'SYSTEM_DIRS', 'SCRATCH', 'SandboxError', 'sandbox_mode', 'process_tree_usage', 'PythonSession', 'run_python']
@@ -193,7 +194,7 @@ def _tell_once(line:str):
 
 def sandbox_mode() -> str:
     "How model code runs, 'bwrap' (isolated) or 'process' (unisolated), from `GAIA_MAS_SANDBOX` and what works here."
-    want = os.environ.get("GAIA_MAS_SANDBOX", "").strip().lower() or "auto"
+    want = settings().sandbox.strip().lower() or "auto"
     if want not in ("auto", "bwrap", "process"):
         raise SandboxError(f"GAIA_MAS_SANDBOX={want!r} is not one of bwrap, process; unset it to pick automatically.")
     problem = "GAIA_MAS_SANDBOX=process" if want == "process" else _bwrap_problem(shutil.which("bwrap") or "")

@@ -16,6 +16,7 @@ from langgraph.graph import START, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from ..core.schema import AgentConfig
 from .state import ExpertState, ResearcherState
+from ..core.settings import settings
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ def offered_tools(tools:Sequence, # the agent's tools
                   numbers:Sequence=(), # the numbers the calculator may use
                  ) -> list:
     "The tools to offer: of `FIRST_TOOLS`, those that read a file when there is an attachment, the others otherwise."
-    unused = "wikipedia_tool" if os.environ.get("TAVILY_API_KEY") else "tavily_tool"   # one web search, the one that works
+    unused = "wikipedia_tool" if settings().tavily_api_key else "tavily_tool"   # one web search, the one that works
     first = [t for t in tools if t.name in FIRST_TOOLS and t.name != unused and (numbers or t.name != "calculator")]
     return [t for t in first if ("file_path" in (t.args or {})) == bool(files)]
 

@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlparse
 from .expert_tools import doc_tool
 from .file_tools import ToolUnavailable, bounded
 from ..core.utils import call_timeout
-from ..core.settings import cache_dir
+from ..core.settings import cache_dir, reveal, settings
 from ..core.stores import connect_sqlite
 
 log = logging.getLogger(__name__)
@@ -23,21 +23,18 @@ __all__ = ['log', 'USER_AGENT', 'service_url', 'web_timeout', 'http_json', 'cach
            'youtube_transcript_tool', 'get_web_tools']
 
 # %% ../../nbs/gaia/16_web_tools.ipynb #eb3caf56
-_DEFAULTS = {"wikipedia": ("GAIA_MAS_WIKIPEDIA_API", "https://en.wikipedia.org/w/api.php"),
-             "tavily": ("GAIA_MAS_TAVILY_URL", "https://api.tavily.com"),
-             "youtube": ("GAIA_MAS_YOUTUBE_URL", "https://www.youtube.com")}
+_SETTINGS = {"wikipedia": "wikipedia_api", "tavily": "tavily_url", "youtube": "youtube_url"}  # GAIA_MAS_WIKIPEDIA_API...
 USER_AGENT = "gaia_mas/0.1 (research agent; https://github.com/gaia-mas/gaia_mas)"
 
 def service_url(name:str, # 'wikipedia', 'tavily' or 'youtube'
                ) -> str:
     "The address of a web service, from its setting or the default."
-    var, default = _DEFAULTS[name]
-    return os.environ.get(var) or default
+    return getattr(settings(), _SETTINGS[name])
 
 # %% ../../nbs/gaia/16_web_tools.ipynb #6ecc3e6b
 def web_timeout() -> float:
     "Seconds a web request may take: `GAIA_MAS_WEB_TIMEOUT` (20 by default), cut to the time the question has left."
-    limit = call_timeout(float(os.environ.get("GAIA_MAS_WEB_TIMEOUT", 20)))
+    limit = call_timeout(settings().web_timeout)
     if limit <= 0: raise ToolUnavailable("the question is out of time; give the best answer you have")
     return limit
 
@@ -64,12 +61,12 @@ def http_json(method:str, # 'GET' or 'POST'
 # %% ../../nbs/gaia/16_web_tools.ipynb #30d067f1
 def cache_path() -> Path:
     "The SQLite file of the web cache."
-    return Path(os.environ.get("GAIA_MAS_CACHE_DIR") or cache_dir()).expanduser()/"web_cache.sqlite"
+    return cache_dir().expanduser()/"web_cache.sqlite"
 
 # %% ../../nbs/gaia/16_web_tools.ipynb #e859da12
 def cache_enabled() -> bool:
     "Whether web results are cached: `GAIA_MAS_WEB_CACHE`, on unless 0/false/no/off."
-    return os.environ.get("GAIA_MAS_WEB_CACHE", "1").strip().lower() not in ("0", "false", "no", "off")
+    return settings().web_cache
 
 # %% ../../nbs/gaia/16_web_tools.ipynb #8c363ceb
 def _db():
@@ -183,7 +180,7 @@ def tavily_results(query:str, # what to search the web for
                   ) -> dict:
     "Tavily's raw answer for `query`, from `langchain_tavily.TavilySearch`; failures become `ToolUnavailable`."
     from langchain_tavily import TavilySearch
-    key = os.environ.get("TAVILY_API_KEY")
+    key = reveal(settings().tavily_api_key)
     if not key: raise ToolUnavailable("TAVILY_API_KEY is not set, so web search is unavailable. Export TAVILY_API_KEY "
                                       "(from tavily.com), or use wikipedia_tool or the browser tools.")
     url, limit = service_url("tavily"), web_timeout()

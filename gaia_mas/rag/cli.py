@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse, collections, contextlib, functools, json, logging, os, posixpath, sys, traceback, uuid
 from pathlib import Path
 from typing import Optional, Sequence
-from ..core.settings import default_sessions, redact
+from ..core.settings import default_sessions, redact, reveal, settings
 from ..core.guards import printable
 from ..core.utils import run_sync
 from .kb_search import check_metadata
@@ -77,7 +77,7 @@ def _open(args, create:bool=False):
 
 def _no_embedder_note(args:argparse.Namespace, kb) -> None:
     "Say so when the embedder asked for is not available here, and how to get the vectors."
-    want = getattr(args, "embeddings", None) or os.environ.get("GAIA_MAS_EMBEDDINGS")
+    want = getattr(args, "embeddings", None) or settings().embeddings
     if want not in (None, "none") and kb.embeddings is None:
         print(f"gaia-mas: no embedder for {want!r} here: give its server with --embeddings-url (or "
               "GAIA_MAS_EMBEDDINGS_BASE_URL), or set OPENAI_API_KEY for an OpenAI model; the text is stored, "
@@ -411,11 +411,11 @@ def _serve_parser(sub, add_model_options) -> None:
     v.add_argument("--workers", type=int, default=1,
                    help="processes answering requests side by side, each with its own models and connections "
                         "(default 1)")
-    v.add_argument("--api-key", default=os.environ.get("GAIA_MAS_API_KEY"),
+    v.add_argument("--api-key", default=reveal(settings().api_key),
                    help="required API key (default $GAIA_MAS_API_KEY; given here it shows in `ps`: "
                         "prefer the variable or --api-key-file)")
     v.add_argument("--api-key-file", type=Path, help="a file holding the required API key")
-    v.add_argument("--keys", type=Path, default=os.environ.get("GAIA_MAS_KEYS_FILE"), metavar="FILE",
+    v.add_argument("--keys", type=Path, default=settings().keys_file, metavar="FILE",
                    help="named clients instead of one key: a line `NAME KEY [read-only]` each; a client's conversations "
                         "are its own, the knowledge base is shared (default $GAIA_MAS_KEYS_FILE)")
     v.add_argument("--allowed-host", action="append", metavar="NAME",

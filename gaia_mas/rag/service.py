@@ -21,7 +21,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from fastcore.basics import patch
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from pydantic import BaseModel, ConfigDict, Field, field_validator
-from ..core.settings import default_sessions, redact
+from ..core.settings import default_sessions, redact, reveal, is_postgres, settings as current_settings
 from ..core.stores import UnsafeCheckpoint
 from ..core.utils import exit_with_parent
 from .rules import (MAX_QUESTION, PATTERNS, SESSION_ID, SSE_HEADERS, Pattern, check_flag,
@@ -437,7 +437,7 @@ class DrainGate:
 # %% ../../nbs/rag/39_service.ipynb #dddf39de
 def _sessions_kind(url:Optional[str]) -> str:
     if not url or url == "memory": return "memory"
-    return "postgres" if url.startswith(("postgresql://", "postgres://")) else "sqlite"
+    return "postgres" if is_postgres(url) else "sqlite"
 
 @contextlib.asynccontextmanager
 async def _serving(app:FastAPI, system:Any, sessions:Optional[str], session_ttl:Optional[float], grace:float):
@@ -516,9 +516,9 @@ def _built_and_settled(settings:dict, saver:Any):
 def app_from_env() -> FastAPI:
     "The app factory uvicorn's workers call (`gaia_mas.rag.service:app_from_env`, `factory=True`)."
     exit_with_parent()  # a `--workers` process ends with the `serve` process that started it, even one killed
-    settings = json.loads(os.environ.get(SERVE_ENV) or "{}")
+    settings = current_settings().serve
     keys = read_keys(settings["keys"]) if settings.get("keys") else None
-    return create_app(functools.partial(_built_and_settled, settings), api_key=os.environ.get("GAIA_MAS_API_KEY") or None,
+    return create_app(functools.partial(_built_and_settled, settings), api_key=reveal(current_settings().api_key),
                       keys=keys,
                       sessions=settings.get("sessions"), max_upload_mb=settings.get("max_upload_mb") or 25,
                       session_ttl=settings.get("session_ttl"), grace=settings.get("grace") or 60, lifecycle=LIFECYCLE,
@@ -577,7 +577,7 @@ def cmd_serve(args:Any) -> int:
         except (OSError, UnicodeError) as e:
             print(f"gaia-mas serve: cannot read --api-key-file: {e}", file=sys.stderr); return 2
     key = getattr(args, "api_key", None)
-    if key and key != os.environ.get("GAIA_MAS_API_KEY") and not getattr(args, "api_key_file", None):
+    if key and key != reveal(current_settings().api_key) and not getattr(args, "api_key_file", None):
         print("gaia-mas serve: warning: a key given with --api-key shows in `ps`; "
               "use $GAIA_MAS_API_KEY or --api-key-file", file=sys.stderr)
     if problem := _keys_problem(args, key): print(f"gaia-mas serve: {problem}", file=sys.stderr); return 2

@@ -14,7 +14,7 @@ from .agents import history_lines, rag_prompt, request
 from .state import Limits  # for the inherited fields' annotations (docs)
 from .answering import RagSystem
 from .workflows import model_for
-from ..core.settings import redact
+from ..core.settings import redact, is_postgres
 
 log = logging.getLogger(__name__)
 
@@ -498,5 +498,5 @@ def turn_queue(sessions:Optional[str], # the sessions store's URL (`open_session
               ) -> TurnQueue:
     "The `TurnQueue` for a sessions store: advisory locks on PostgreSQL, lock files on SQLite, none in memory."
     if not sessions or sessions == "memory": return TurnQueue(wait=wait)
-    if sessions.startswith(("postgresql://", "postgres://")): return TurnQueue(PgTurnLocks(sessions), wait)
+    if is_postgres(sessions): return TurnQueue(PgTurnLocks(sessions), wait)
     return TurnQueue(FileTurnLocks(turn_lock_dir(sessions)), wait)

@@ -91,7 +91,7 @@ async def open_sessions(url:Optional[str]=None, # "postgresql://...", "sqlite://
     if not url or url == "memory":
         from langgraph.checkpoint.memory import InMemorySaver
         yield InMemorySaver(serde=checkpoint_serde()); return
-    if url.startswith(("postgresql://", "postgres://")):
+    if is_postgres(url):
         async with _postgres_saver(url) as saver: yield saver
         return
     path = Path(url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else url).expanduser()

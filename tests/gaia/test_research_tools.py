@@ -23,7 +23,7 @@ def test_audio_without_key(monkeypatch):
     with allow_roots(SAMPLES): assert "OPENAI_API_KEY is not set" in read_attachment.invoke({"file_path": "sample.wav"})
 
 def test_web_tools_offline(tmp_path, monkeypatch):
-    monkeypatch.setenv("GAIA_MAS_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("GAIA_MAS_CACHE", str(tmp_path))
     cache_put("t", "k", "v"); assert cache_get("t", "k") == "v" and cache_get("t", "other") is None
     monkeypatch.setenv("GAIA_MAS_WIKIPEDIA_API", "http://127.0.0.1:9/w/api.php")
     monkeypatch.setenv("GAIA_MAS_YOUTUBE_URL", "http://127.0.0.1:9")
