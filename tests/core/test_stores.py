@@ -8,7 +8,7 @@ import pytest
 
 from cli_support import GAIA, REPO, gaia, newcomer_env
 from crafted_checkpoint import plant
-from gaia_mas.rag.ingest import sample_dir
+from gaia_mas.rag.kb.ingest import sample_dir
 
 OPENERS = {"sqlite3", "pysqlite3", "aiosqlite"}  # the modules that open SQLite files
 

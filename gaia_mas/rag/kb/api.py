@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Optional
 from ...core.guards import refuse_foreign_sqlite
 from ...core.settings import redact
-from ..kb_search import (FILTER_CHARS, FILTER_DEPTH, LITERAL_DEPTH, META_CHARS, META_DEPTH, MODES, OPS, Hit,
+from .search import (FILTER_CHARS, FILTER_DEPTH, LITERAL_DEPTH, META_CHARS, META_DEPTH, MODES, OPS, Hit,
                                     Hits, check_filters, check_metadata, citation_for, dedupe, hybrid,
                                     normalize_filters, parse_json, query_terms, rrf, spread)
-from ..kb_base import (ENGINE_METHODS, QUERY_VECTORS, Embedder, HashEmbeddings, KnowledgeBase, SemanticSearchOff,
+from .base import (ENGINE_METHODS, QUERY_VECTORS, Embedder, HashEmbeddings, KnowledgeBase, SemanticSearchOff,
                                   cached_query_vector, default_embeddings, embedding_name)
-from ..kb_sqlite import SQLiteKB, sqlite_module, sqlite_where
-from ..kb_postgres import COMMON_TERM, PRUNE_MIN_CHUNKS, PostgresKB, pg_where
+from .sqlite import SQLiteKB, sqlite_module, sqlite_where
+from .postgres import COMMON_TERM, PRUNE_MIN_CHUNKS, PostgresKB, pg_where
 
 # %% auto #0
 __all__ = ['open_kb', 'FILTER_CHARS', 'FILTER_DEPTH', 'LITERAL_DEPTH', 'META_CHARS', 'META_DEPTH', 'MODES', 'OPS', 'Hit', 'Hits',

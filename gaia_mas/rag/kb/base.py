@@ -7,9 +7,9 @@ from __future__ import annotations
 import collections, contextlib, functools, hashlib, json, logging, math, os, posixpath, re, socket, threading, time
 from typing import Iterable, Optional, Protocol, Sequence, runtime_checkable
 from fastcore.basics import patch
-from ..kb_search import (LITERAL_DEPTH, MODES, STOP_WORDS, WORD, Hit, Hits, dedupe, hybrid,
+from .search import (LITERAL_DEPTH, MODES, STOP_WORDS, WORD, Hit, Hits, dedupe, hybrid,
                                     normalize_filters, query_terms, relabel, spread, unique_names)
-from ..sources import SourceNames
+from .sources import SourceNames
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ def embedding_name(emb:Optional[Embedder]) -> Optional[str]:
 def default_embeddings(recorded:Optional[str]=None, # the model that built the knowledge base, if any
                       ) -> Optional[Embedder]:
     "The embedder for a knowledge base, or None when semantic search has to be off."
-    from gaia_mas.rag.embeddings import DEFAULT_MODEL, make_embeddings
+    from gaia_mas.rag.kb.embeddings import DEFAULT_MODEL, make_embeddings
     want = recorded or os.environ.get("GAIA_MAS_EMBEDDINGS") or DEFAULT_MODEL
     if want == "none": return None
     if m := re.fullmatch(r"hash(?:-(\d+))?", want): return HashEmbeddings(int(m[1] or 256))

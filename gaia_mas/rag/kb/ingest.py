@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable, Optional, Sequence
-from . import KnowledgeBase, citation_for, open_kb, HashEmbeddings
-from ..kb_base import mark_embedding
+from .api import KnowledgeBase, citation_for, open_kb, HashEmbeddings
+from .base import mark_embedding
 from ...core.settings import cache_dir
 from ...core.guards import Budget, Isolated, UnsafeDocument, cap_metadata, check_file, load_front_matter
 
@@ -281,9 +281,9 @@ _WORKERS: dict = {}
 
 def _parser(budget:Optional[Budget]) -> Callable:
     "`chunk_document` in a worker process under `budget` (one worker per budget, kept for later ingests); here if None."
-    from gaia_mas.rag import ingest as mod  # the worker finds the function by its module's name
+    from gaia_mas.rag.kb import ingest as mod  # the worker finds the function by its module's name
     if budget is None: return mod.chunk_document
-    if budget not in _WORKERS: _WORKERS[budget] = Isolated(budget, warm=("gaia_mas.rag.ingest",))
+    if budget not in _WORKERS: _WORKERS[budget] = Isolated(budget, warm=("gaia_mas.rag.kb.ingest",))
     return lambda f, meta: _WORKERS[budget](mod.chunk_document, f, meta)
 
 def chunk_bounded(path:str|Path, # one file
@@ -438,7 +438,7 @@ def _flush(kb:KnowledgeBase, pending:dict, rep:IngestReport) -> None:
 # %% ../../../nbs/rag/kb/31_ingest.ipynb #6bbdf986
 def _check_embedder(kb:KnowledgeBase) -> None:
     "One vector from the knowledge base's embedder, so that a dead one stops the run before anything is written."
-    from gaia_mas.rag.embeddings import EmbedderError
+    from gaia_mas.rag.kb.embeddings import EmbedderError
     try: kb.embeddings.embed_query("probe")
     except EmbedderError: raise
     except Exception as e:
@@ -447,7 +447,7 @@ def _check_embedder(kb:KnowledgeBase) -> None:
 
 def _embed_all(kb:KnowledgeBase, progress:bool) -> int:
     "The vectors of every chunk that has none; a failing embedder's message says what is kept and how to finish."
-    from gaia_mas.rag.embeddings import EmbedderError
+    from gaia_mas.rag.kb.embeddings import EmbedderError
     try: return backfill_vectors(kb, progress=progress)
     except EmbedderError as e:
         raise EmbedderError(f"{e}. The text of every file is stored, so keyword search works; "
@@ -465,7 +465,7 @@ def ingest(kb:KnowledgeBase, # where to write
           ) -> IngestReport:
     "Ingest files and folders: text first (keyword search works at once), then the vectors; failures reported."
     from tqdm.auto import tqdm
-    from gaia_mas.rag.sources import record_roots
+    from gaia_mas.rag.kb.sources import record_roots
     embed = embed and kb.embeddings is not None
     t0, rep = time.perf_counter(), IngestReport(semantic=embed)
     record_roots(kb, paths, name)  # the folders the sources are named relative to, outside the server

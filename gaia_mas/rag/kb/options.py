@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any, Optional, Sequence
 from ...core.settings import kb_url, redact
-from ..kb_search import FILTER_DEPTH, parse_json
+from .search import FILTER_DEPTH, parse_json
 
 # %% auto #0
 __all__ = ['LIST_KEYS', 'FILTER_SYNTAX', 'typed_value', 'parse_meta', 'parse_filters', 'open_kb_for', 'empty_kb_note']
@@ -75,12 +75,12 @@ def open_kb_for(opts:dict, # the options: kb, embeddings, embeddings_url
                 create:bool=False, # create a missing SQLite file (else FileNotFoundError naming the fix)
                 ):
     "The knowledge base the options name (it must exist), with the embedder they ask for."
-    from gaia_mas.rag.kb import default_embeddings, open_kb
+    from gaia_mas.rag.kb.api import default_embeddings, open_kb
     want, url = opts.get("embeddings"), opts.get("embeddings_url")
     emb = default_embeddings(want) if want and not url else None
     kb = open_kb(kb_url(opts.get("kb")), emb, create=create)
     if url:  # the model served there
-        from gaia_mas.rag.embeddings import make_embeddings
+        from gaia_mas.rag.kb.embeddings import make_embeddings
         kb.embeddings = make_embeddings(want or kb.info("embedding_model"), base_url=url)
     elif want and emb is None: kb.embeddings = None  # 'none', or one not available: not the default
     return kb

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib, json, logging, struct, threading, time
 from typing import Any, Iterable, Optional, Sequence
 from fastcore.basics import patch
-from ..kb_base import Embedder, KnowledgeBase, embedding_name
+from .base import Embedder, KnowledgeBase, embedding_name
 
 # %% auto #0
 __all__ = ['log', 'SCHEMA_LOCK', 'INDEX_LOCK', 'BULK_LOCK', 'COMMON_TERM', 'PRUNE_MIN_CHUNKS', 'pg_where', 'PostgresKB']

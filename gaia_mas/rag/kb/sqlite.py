@@ -8,7 +8,7 @@ import contextlib, functools, json, struct, threading, time
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 from fastcore.basics import patch
-from ..kb_base import Embedder, KnowledgeBase, embedding_name
+from .base import Embedder, KnowledgeBase, embedding_name
 
 # %% auto #0
 __all__ = ['sqlite_where', 'SQLiteKB']

@@ -9,7 +9,7 @@ from typing import Any, Callable, Optional
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.tools import BaseTool, StructuredTool
-from . import Hit, Hits, KnowledgeBase
+from .api import Hit, Hits, KnowledgeBase
 from ...core.utils import load_prompt_from_file, prompts_dir
 
 log = logging.getLogger(__name__)

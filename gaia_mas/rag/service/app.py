@@ -24,17 +24,17 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ...core.settings import default_sessions, redact
 from ...core.stores import UnsafeCheckpoint
 from ...core.utils import exit_with_parent
-from ..rules import (MAX_QUESTION, PATTERNS, SESSION_ID, SSE_HEADERS, Pattern, check_flag,
+from ..workflows.rules import (MAX_QUESTION, PATTERNS, SESSION_ID, SSE_HEADERS, Pattern, check_flag,
                                 check_question)
-from ..system import build_system, open_sessions, preflight
-from ..limits import (MAX_BODY, add_browser_guards, add_limits, env_hosts, error_body, host_allowlist,
+from ..workflows.system import build_system, open_sessions, preflight
+from .guards import (MAX_BODY, add_browser_guards, add_limits, env_hosts, error_body, host_allowlist,
                                  is_loopback, send_json, server_options)
-from ..sessions import TURN_ID_RE, SessionBusy, expiring, turn_queue, turn_scope
-from ..jobs import heartbeat
-from ..openai_api import add_openai_routes
-from ..documents_api import add_document_routes, job_store
-from ..chat_page import add_chat_page
-from ..clients import (Keys, KeysFileError, check_owner, client_of, key_check, keys_file_warning,
+from ..workflows.sessions import TURN_ID_RE, SessionBusy, expiring, turn_queue, turn_scope
+from .jobs import heartbeat
+from .openai_api import add_openai_routes
+from .documents_api import add_document_routes, job_store
+from .chat_page import add_chat_page
+from .clients import (Keys, KeysFileError, check_owner, client_of, key_check, keys_file_warning,
                                   read_keys)
 
 # %% ../../../nbs/rag/service/39_app.ipynb #c0d43a8b
@@ -132,7 +132,7 @@ def _shape(result:dict, # what the system returned
 
 # %% ../../../nbs/rag/service/39_app.ipynb #bf26e6ce
 def _keys(api_key:Optional[str], # the one key, if any
-          keys:Optional[Keys], # named clients' keys (`gaia_mas.rag.clients.read_keys`), if any
+          keys:Optional[Keys], # named clients' keys (`gaia_mas.rag.service.clients.read_keys`), if any
          ) -> Optional[Keys]:
     "The keys the service accepts: the named clients', else the one key's, else None (an open service)."
     return keys if keys is not None else Keys.single(api_key) if api_key else None
@@ -458,12 +458,12 @@ async def _serving(app:FastAPI, system:Any, sessions:Optional[str], session_ttl:
 
 def create_app(system:Any, # a RagSystem, or a callable `checkpointer -> RagSystem` (sync or async) built at startup
                api_key:Optional[str]=None, # the key clients must send; None for an open service
-               keys:Optional[Keys]=None, # named clients' keys instead (`gaia_mas.rag.clients.read_keys`)
+               keys:Optional[Keys]=None, # named clients' keys instead (`gaia_mas.rag.service.clients.read_keys`)
                sessions:Optional[str]=None, # the checkpointer URL for a factory (`open_sessions`); None keeps them in memory
                health:Optional[Callable]=None, # `system -> dict` for /health (default: `system.kb.stats()`)
                request_timeout:float=180, # seconds before a request gives up (the workflows' own limits are shorter)
                max_body:int=MAX_BODY, # bytes in a request body
-               limits:Any=None, # per-route body limits, see `gaia_mas.rag.limits.body_limit` (uploads bound their own)
+               limits:Any=None, # per-route body limits, see `gaia_mas.rag.service.guards.body_limit` (uploads bound their own)
                max_upload_mb:float=25, # megabytes in one uploaded file (`POST /kb/documents`)
                session_ttl:Optional[float]=None, # seconds a session lives after its last turn (expired ones pruned meanwhile)
                turn_wait:float=60, # seconds a turn waits for the earlier turns of its session before a 409
@@ -514,7 +514,7 @@ def _built_and_settled(settings:dict, saver:Any):
     system = build_system(settings, saver); settle_heap(); return system
 
 def app_from_env() -> FastAPI:
-    "The app factory uvicorn's workers call (`gaia_mas.rag.service:app_from_env`, `factory=True`)."
+    "The app factory uvicorn's workers call (`gaia_mas.rag.service.app:app_from_env`, `factory=True`)."
     exit_with_parent()  # a `--workers` process ends with the `serve` process that started it, even one killed
     settings = json.loads(os.environ.get(SERVE_ENV) or "{}")
     keys = read_keys(settings["keys"]) if settings.get("keys") else None
@@ -552,7 +552,7 @@ def startup_line(host:str, port:int, sessions:str, workers:int) -> str:
 
 def _empty_kb(settings:dict) -> Optional[str]:
     "How to fill the knowledge base `serve` opens, when it holds no documents (a fresh one is made empty)."
-    from gaia_mas.rag.options import empty_kb_note, open_kb_for
+    from gaia_mas.rag.kb.options import empty_kb_note, open_kb_for
     with open_kb_for({k: v for k, v in settings.items() if v is not None}) as kb: return empty_kb_note(kb)
 
 def _keys_problem(args:Any, key:Optional[str]) -> Optional[str]:
@@ -591,7 +591,7 @@ def cmd_serve(args:Any) -> int:
     print(startup_line(host, port, _sessions_kind(settings["sessions"]), workers), flush=True)
     if note := _empty_kb(settings): print(f"gaia-mas serve: {note}", file=sys.stderr, flush=True)
     verbose = bool(getattr(args, "verbose", 0))
-    uvicorn.run("gaia_mas.rag.service:app_from_env", factory=True, host=host, port=port, workers=workers,
+    uvicorn.run("gaia_mas.rag.service.app:app_from_env", factory=True, host=host, port=port, workers=workers,
                 limit_concurrency=MAX_CONCURRENCY, timeout_graceful_shutdown=5,  # the app drains first (`Lifecycle`)
                 log_level="debug" if verbose else "info", log_config=_log_config(verbose), **server_options())
     return 0

@@ -11,13 +11,13 @@ from typing import Any, Callable, Iterable, Optional
 from fastapi import APIRouter, Depends, FastAPI, Path as PathParam, Query, Request
 from fastapi.responses import JSONResponse
 from ...core.guards import UnsafeDocument, check_office
-from ..ingest import SUPPORTED, chunk_bounded, embed_text
-from ..jobs import KEEP, JobStore
-from ..kb import citation_for
-from ..kb_search import FILTER_DEPTH, MAX_QUERY, META_DEPTH, check_filters, check_metadata, parse_json
-from ..options import empty_kb_note, parse_filters
-from ..clients import write_refusal
-from ..sources import SourceNames, public_filters, public_hit
+from ..kb.ingest import SUPPORTED, chunk_bounded, embed_text
+from .jobs import KEEP, JobStore
+from ..kb.api import citation_for
+from ..kb.search import FILTER_DEPTH, MAX_QUERY, META_DEPTH, check_filters, check_metadata, parse_json
+from ..kb.options import empty_kb_note, parse_filters
+from .clients import write_refusal
+from ..kb.sources import SourceNames, public_filters, public_hit
 
 log = logging.getLogger(__name__)
 

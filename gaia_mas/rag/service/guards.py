@@ -49,7 +49,7 @@ def error_body(scope:dict, status:int, message:str) -> dict:
     "An error as the route's clients read it: OpenAI's shape under `/v1/`, the service's own elsewhere."
     path = scope.get("path", "")
     if not path.startswith("/v1/"): return {"error": message}
-    from gaia_mas.rag.openai_api import openai_error_body  # the routes' module, loaded by then; see `server_options`
+    from gaia_mas.rag.service.openai_api import openai_error_body  # the routes' module, loaded by then; see `server_options`
     return openai_error_body(status, message, path=path)
 
 async def send_json(send:Callable, status:int, body:dict, headers:Optional[list]=None) -> None:

@@ -13,9 +13,9 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from langchain_core.tracers.context import register_configure_hook
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ...core.llm import TokenCounter
-from ..rules import (PATTERN_CHOICES, SSE_HEADERS, InvalidRequest, check_flag, check_question,
+from ..workflows.rules import (PATTERN_CHOICES, SSE_HEADERS, InvalidRequest, check_flag, check_question,
                                 check_session_id, check_text)
-from ..sessions import count_tokens
+from ..workflows.sessions import count_tokens
 
 # %% auto #0
 __all__ = ['MODELS', 'ERROR_TYPES', 'ERROR_CODES', 'HINTS', 'UsageCounter', 'counting_usage', 'ChatMessage',

@@ -10,7 +10,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from ...core.llm import validate_or_repair
 from ...core.schema import Range, validate_llm_response
 from ...core.utils import call_timeout, load_prompt_from_file, prompts_dir, time_left
-from ..ingest import trim_lines
+from ..kb.ingest import trim_lines
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +151,7 @@ RESEARCH_SCHEMA = {"standalone_question": str, "search_query": str, "keywords": 
 def plan_filters(text:str, # the plan's filter: `key=value` conditions separated by commas or semicolons
                 ) -> Optional[dict]:
     "The knowledge base's filter dict for a plan's `metadata_filter`; None when it has none or cannot be read."
-    from gaia_mas.rag.options import parse_filters
+    from gaia_mas.rag.kb.options import parse_filters
     parts = re.split(r"\s*[;,]\s*(?=[\w.-]+\s*(?:>=|<=|\^=|[<>=]))", (text or "").strip())
     try: return parse_filters([p for p in parts if p]) or None
     except ValueError as e: log.warning("research: the plan's filter %r is left out: %s", text[:200], e); return None

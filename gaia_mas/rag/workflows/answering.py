@@ -11,10 +11,10 @@ from typing import Any, AsyncIterator, Optional, Sequence
 from fastcore.basics import patch
 from ...core.settings import is_postgres, kb_url, redact
 from ...core.utils import deadline_scope, run_sync
-from ..options import open_kb_for
-from ..rules import PATTERNS, check_request
-from ..state import Limits, create_initial_state
-from . import aselect_pattern, build_workflow, model_for
+from ..kb.options import open_kb_for
+from .rules import PATTERNS, check_request
+from .state import Limits, create_initial_state
+from .patterns import aselect_pattern, build_workflow, model_for
 
 # %% auto #0
 __all__ = ['log', 'ANSWER_NODES', 'RagSystem', 'make_response', 'salvage', 'AnswerTokens']

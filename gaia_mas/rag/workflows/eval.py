@@ -11,8 +11,8 @@ from typing import Any, Callable, Optional, Sequence
 from ...core.guards import printable
 from ...core.page import COLORS, Bar, Cell, Raw, cards, cut, page, range_bars, section, table
 from ...core.settings import redact
-from ..kb_search import MAX_QUERY
-from ..rules import PATTERN_CHOICES, PATTERN_HELP
+from ..kb.search import MAX_QUERY
+from .rules import PATTERN_CHOICES, PATTERN_HELP
 
 # %% auto #0
 __all__ = ['EXAMPLE', 'MAX_QUESTION', 'MODES', 'VERDICTS', 'source_matches', 'Question', 'read_golden', 'match_sources',
@@ -201,7 +201,7 @@ def evaluate(kb, # an open knowledge base
                else "; ".join((rejected + notes)[:3]) or "the file holds no question")
         raise ValueError(f"no question of {golden} can be evaluated: {why}")
     runs, warns = search_runs(kb, questions, modes, k, diverse)
-    from gaia_mas.rag.sources import SourceNames
+    from gaia_mas.rag.kb.sources import SourceNames
     names = SourceNames.of(kb)
     rows = [_named(_row(q, runs, {m: score_run(questions, runs[m], k) for m in modes}), names) for q in questions]
     return {"golden": str(golden), "kb": redact(kb.url), "k": k, "diverse": diverse, "questions": rows,
@@ -257,7 +257,7 @@ async def answer_one(system, # a `RagSystem`
                      pattern:str="auto", # the workflow
                     ) -> dict:
     "The answer to one question, whether it cites a relevant source, and its error if the run failed."
-    from gaia_mas.rag.sources import SourceNames
+    from gaia_mas.rag.kb.sources import SourceNames
     names = SourceNames.of(kb) if (kb := getattr(system, "kb", None)) is not None else None
     try: r = await system.aask(row["question"], f"eval-{uuid.uuid4().hex[:12]}", pattern)
     except Exception as e: return {"answer": None, "pattern": pattern, "cites_relevant": False, "citations": [],
@@ -287,7 +287,7 @@ def judge_messages(question:str, # the question
                   ) -> list:
     "The judge's prompt and the three texts, each under its own heading."
     from langchain_core.messages import HumanMessage, SystemMessage
-    from gaia_mas.rag.agents import rag_prompt
+    from gaia_mas.rag.workflows.agents import rag_prompt
     return [SystemMessage(rag_prompt("judge")), HumanMessage(f"## Question\n{question}\n\n## Reference answer\n"
                                                              f"{reference}\n\n## Answer to grade\n{answer}")]
 
@@ -451,7 +451,7 @@ def _modes(text:str) -> tuple[str, ...]:
 def _answerers(args:argparse.Namespace, kb) -> tuple:
     "The `RagSystem` and the judge (or None) the options ask for, built first, so that a missing key stops at once."
     from gaia_mas.core.llm import MissingAPIKeyError
-    from gaia_mas.rag.system import make_rag_system
+    from gaia_mas.rag.workflows.system import make_rag_system
     opts = {k: v for k, v in vars(args).items() if v is not None and k != "kb"}
     try: return make_rag_system(knowledge_base=kb, **opts), judge_model(opts, args.judge) if args.judge else None
     except MissingAPIKeyError as e: raise ValueError(f"{e} (or --provider scripted for a dry run)") from None
@@ -460,7 +460,7 @@ def _answerers(args:argparse.Namespace, kb) -> tuple:
 def cmd_eval(args:argparse.Namespace) -> int:
     "gaia-mas rag eval: retrieval figures per search mode on a golden file, and optionally answers and verdicts."
     from gaia_mas.core.utils import run_sync
-    from gaia_mas.rag.system import open_kb_for
+    from gaia_mas.rag.workflows.system import open_kb_for
     with open_kb_for(vars(args)) as kb:
         answerers = _answerers(args, kb) if args.answers or args.judge else None
         report = evaluate(kb, args.golden, args.modes, args.k, args.diverse)

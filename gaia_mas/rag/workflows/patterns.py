@@ -9,11 +9,11 @@ from typing import Any, Callable, Optional, Sequence
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
-from ..agents import (DEFAULT_WORKERS, WORKERS, AgenticRag, AnalysisAgent, EvaluatorAgent, ResearchAgent,
+from .agents import (DEFAULT_WORKERS, WORKERS, AgenticRag, AnalysisAgent, EvaluatorAgent, ResearchAgent,
                                  StructuredRag, SupervisorAgent, SynthesisAgent, Worker, ajson, cited, rag_prompt,
                                  request, standalone_question)
-from ..rules import PATTERNS, Pattern
-from ..state import Limits, MultiAgentState
+from .rules import PATTERNS, Pattern
+from .state import Limits, MultiAgentState
 from ...core.utils import call_timeout, deadline_scope, run_sync
 
 # %% auto #0

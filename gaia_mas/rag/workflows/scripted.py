@@ -8,8 +8,8 @@ import asyncio, functools, itertools, json, re, time
 from typing import Any, Sequence
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from ...core.testing import ScriptedChatModel
-from . import rule_based_pattern
-from ..agents import cited, heuristic_scores, passages, request_sections
+from .patterns import rule_based_pattern
+from .agents import cited, heuristic_scores, passages, request_sections
 
 # %% auto #0
 __all__ = ['stand_in_tools', 'example_tools', 'RagScriptedModel', 'scripted_rag_llm', 'FailingRagModel', 'failing']
@@ -48,8 +48,8 @@ def example_tools(llm=None, # the model of `summarize_tool`; no summarize tool i
                  ) -> list:
     "The sample collection's tools (`sample_kb` + `make_rag_tools`), or the stand-in tools if those are not available."
     try:
-        from gaia_mas.rag.ingest import sample_kb
-        from gaia_mas.rag.tools import make_rag_tools
+        from gaia_mas.rag.kb.ingest import sample_kb
+        from gaia_mas.rag.kb.tools import make_rag_tools
     except ImportError: return stand_in_tools()
     return make_rag_tools(sample_kb(), llm=llm)
 

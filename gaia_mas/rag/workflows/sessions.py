@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Optional, Sequence
 from fastcore.basics import patch
 from langchain_core.messages import HumanMessage, SystemMessage
-from ..agents import history_lines, rag_prompt, request
-from ..state import Limits  # for the inherited fields' annotations (docs)
-from ..answering import RagSystem
-from . import model_for
+from .agents import history_lines, rag_prompt, request
+from .state import Limits  # for the inherited fields' annotations (docs)
+from .answering import RagSystem
+from .patterns import model_for
 from ...core.settings import redact
 
 log = logging.getLogger(__name__)
@@ -139,7 +139,7 @@ _owner: contextvars.ContextVar = contextvars.ContextVar("gaia_mas_turn_owner", d
 
 @contextlib.contextmanager
 def turn_scope(turn_id:Optional[str], # the client's key for this turn; None: the turn has none
-               owner:Optional[str]=None, # the named client whose turn it is (`gaia_mas.rag.clients`); None: unnamed
+               owner:Optional[str]=None, # the named client whose turn it is (`gaia_mas.rag.service.clients`); None: unnamed
               ):
     "Within this block, the turn a workflow run adds to its session's history is stamped with `turn_id` and `owner`."
     tokens = _turn_id.set(turn_id), _owner.set(owner)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Dict, List, Optional
 from typing_extensions import TypedDict  # pydantic, hence LangGraph's JSON schemas, needs this one before Python 3.12
-from ..rules import Pattern
+from .rules import Pattern
 
 # %% auto #0
 __all__ = ['merge_or_reset', 'merge_metadata', 'MultiAgentState', 'create_initial_state', 'Limits']

@@ -12,11 +12,11 @@ from fastcore.basics import patch
 from ...core.settings import is_postgres, kb_url, redact
 from ...core.stores import async_sqlite_checkpointer, checkpoint_serde, connect_sqlite, connect_sqlite_async, sqlite_module
 from ...core.utils import deadline_scope, run_sync
-from ..answering import ANSWER_NODES, AnswerTokens, RagSystem, make_response, salvage  # its parts, here too
-from ..options import open_kb_for
-from ..rules import PATTERNS, check_request
-from ..state import Limits, create_initial_state
-from . import aselect_pattern, build_workflow, model_for
+from .answering import ANSWER_NODES, AnswerTokens, RagSystem, make_response, salvage  # its parts, here too
+from ..kb.options import open_kb_for
+from .rules import PATTERNS, check_request
+from .state import Limits, create_initial_state
+from .patterns import aselect_pattern, build_workflow, model_for
 
 # %% auto #0
 __all__ = ['log', 'AGENT_ROLES', 'MAX_TOKENS', 'rag_llms', 'make_rag_system', 'open_sessions', 'scripted_system', 'build_system',
@@ -45,7 +45,7 @@ def rag_llms(opts:dict, # the model options: provider, model, base_url, llm_time
     from gaia_mas.core.llm import llm_factory, make_rate_limiter
     limiter = make_rate_limiter(opts.get("rps"))
     if opts.get("provider", "scripted") == "scripted":
-        from gaia_mas.rag.scripted import scripted_rag_llm
+        from gaia_mas.rag.workflows.scripted import scripted_rag_llm
         return scripted_rag_llm(opts.get("latency") or 0.0, limiter)
     kw = dict(timeout=opts.get("llm_timeout") or 120, max_retries=opts.get("max_retries", 6), rate_limiter=limiter)
     return {role: llm_factory(_agent_config(opts, role), None, **kw) for role in AGENT_ROLES}
@@ -67,8 +67,8 @@ def make_rag_system(args:Any=None, # an argparse Namespace with the model option
         reply = rag.ask("When does the breaker close again?", session_id="s1")
         reply["answer"], reply["citations"]
     """
-    from gaia_mas.rag.sessions import BoundedRagSystem
-    from gaia_mas.rag.tools import make_rag_tools
+    from gaia_mas.rag.workflows.sessions import BoundedRagSystem
+    from gaia_mas.rag.kb.tools import make_rag_tools
     opts = {k: v for k, v in {**(vars(args) if args is not None else {}), **kw}.items() if v is not None}
     llm = rag_llms(opts)
     if tools is None:
@@ -79,7 +79,7 @@ def make_rag_system(args:Any=None, # an argparse Namespace with the model option
                               session_ttl=opts.get("session_ttl") or None)
     system.kb, system.provider = knowledge_base, opts.get("provider", "scripted")
     if knowledge_base is not None:  # citations a reader can follow: source, section, page, character span
-        from gaia_mas.rag.documents_api import public_citations
+        from gaia_mas.rag.service.documents_api import public_citations
         system.cite = functools.partial(public_citations, knowledge_base)
     return system
 
@@ -132,7 +132,7 @@ def scripted_system(checkpointer:Any=None, # the sessions' checkpointer; in memo
                     latency:float=0.0, # seconds per scripted LLM call
                    ) -> Any:
     "The real workflows with the scripted model on the sample collection: offline, for examples, tests and benchmarks."
-    from gaia_mas.rag.ingest import sample_kb
+    from gaia_mas.rag.kb.ingest import sample_kb
     return make_rag_system(provider="scripted", latency=latency, checkpointer=checkpointer, knowledge_base=sample_kb())
 
 # %% ../../../nbs/rag/workflows/37_system.ipynb #04f0e4db
@@ -146,7 +146,7 @@ def build_system(settings:dict, # the options, as `gaia-mas serve` hands them to
 # %% ../../../nbs/rag/workflows/37_system.ipynb #b0a93e36
 def preflight(settings:dict) -> Optional[str]:
     "What stops `serve` from starting (the knowledge base does not open, a model has no key), before uvicorn starts; None if nothing."
-    from gaia_mas.rag.kb import open_kb
+    from gaia_mas.rag.kb.api import open_kb
     opts = {k: v for k, v in settings.items() if v is not None and k != "sessions"}
     try: rag_llms(opts)
     except Exception as e: return f"the models cannot be built: {e} (or use --provider scripted for a dry run)"

@@ -3,8 +3,8 @@ batched writes, and the same answers from SQLite and PostgreSQL."""
 import json, shutil, statistics
 from pathlib import Path
 import pytest
-from gaia_mas.rag.kb import ENGINE_METHODS, HashEmbeddings, PostgresKB, SQLiteKB, open_kb
-from gaia_mas.rag.ingest import chunk_document, embed_text, ingest, sample_dir
+from gaia_mas.rag.kb.api import ENGINE_METHODS, HashEmbeddings, PostgresKB, SQLiteKB, open_kb
+from gaia_mas.rag.kb.ingest import chunk_document, embed_text, ingest, sample_dir
 
 DOCS = sample_dir()/"docs"
 GOLDEN = [json.loads(l) for l in (sample_dir()/"golden.jsonl").read_text().splitlines() if l.strip()]
@@ -154,7 +154,7 @@ def test_interrupted_ingest_leaves_whole_documents(kb_url, docs, monkeypatch):
 
 def test_write_is_atomic(kb_url, docs):
     "A failure inside write_document's transaction leaves the previous version of the document intact."
-    from gaia_mas.rag.ingest import chunk_document
+    from gaia_mas.rag.kb.ingest import chunk_document
     with open_kb(kb_url, HashEmbeddings(64)) as kb:
         ingest(kb, [docs/"circuit-breakers.md"])
         before = kb.stats()["chunks"]

@@ -5,10 +5,10 @@ import contextlib, os
 import pytest
 
 from gaia_mas.core.pg_server import fresh_database
-from gaia_mas.rag.embeddings import LocalEmbeddings
-from gaia_mas.rag.eval import evaluate
-from gaia_mas.rag.ingest import ingest, sample_dir
-from gaia_mas.rag.kb import open_kb
+from gaia_mas.rag.kb.embeddings import LocalEmbeddings
+from gaia_mas.rag.workflows.eval import evaluate
+from gaia_mas.rag.kb.ingest import ingest, sample_dir
+from gaia_mas.rag.kb.api import open_kb
 
 LITERAL = "circuit breaker half-open state"
 REWORDED = "how do I avoid charging a customer twice when a request is repeated"

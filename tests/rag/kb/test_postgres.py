@@ -2,9 +2,9 @@
 keyword search that ranks only chunks holding a selective term on large tables."""
 import json, logging
 import pytest
-import gaia_mas.rag.kb_postgres as K
-from gaia_mas.rag.kb import HashEmbeddings, open_kb, query_terms
-from gaia_mas.rag.ingest import chunk_document, embed_text, ingest, iter_files, sample_dir
+import gaia_mas.rag.kb.postgres as K
+from gaia_mas.rag.kb.api import HashEmbeddings, open_kb, query_terms
+from gaia_mas.rag.kb.ingest import chunk_document, embed_text, ingest, iter_files, sample_dir
 
 DOCS = sample_dir()/"docs"
 GOLDEN = [json.loads(l) for l in (sample_dir()/"golden.jsonl").read_text().splitlines() if l.strip()]
@@ -57,7 +57,7 @@ def test_old_schema_opens_and_ranks_the_same(pg_url, caplog):
             old = {g["question"]: db.execute(OLD_KEYWORD, (" | ".join(query_terms(g["question"])), 20)).fetchall()
                    for g in GOLDEN}
             n_chunks = db.execute("select count(*) from chunks").fetchone()[0]
-        with caplog.at_level(logging.WARNING, logger="gaia_mas.rag.kb_postgres"), open_kb(url) as kb:
+        with caplog.at_level(logging.WARNING, logger="gaia_mas.rag.kb.postgres"), open_kb(url) as kb:
             assert "chunk_terms" in caplog.text and kb.embeddings.model == "hash-64"
             for q, rows in old.items():
                 new = kb.rank_keyword(query_terms(q), 20, [])
@@ -67,7 +67,7 @@ def test_old_schema_opens_and_ranks_the_same(pg_url, caplog):
                                                                 "where table_name = 'chunks' and column_name = 'tsv'")
         caplog.clear()
         # once: the second open moves nothing
-        with caplog.at_level(logging.WARNING, logger="gaia_mas.rag.kb_postgres"), open_kb(url) as kb:
+        with caplog.at_level(logging.WARNING, logger="gaia_mas.rag.kb.postgres"), open_kb(url) as kb:
             assert "chunk_terms" not in caplog.text and kb._q("select count(*) from chunk_terms")[0][0] == n_chunks
             rep = ingest(kb, [DOCS])  # and the migrated knowledge base takes writes as before
             assert not rep.added and not rep.updated and kb.search("circuit breaker half-open", k=1)
@@ -104,7 +104,7 @@ def test_bulk_load_defers_the_vector_index(pg_url, caplog):
         assert kb.rows([hit[0]])[hit[0]]["text"].startswith("chunk 5-7 ") and hit[1] == pytest.approx(1.0)
         assert [h.chunk_id for h in kb.search("x", mode="semantic", k=3)] == [h.chunk_id for h in exact]
         kb.db.execute("drop index chunks_hnsw")  # a bulk load killed before its end
-        with caplog.at_level(logging.WARNING, logger="gaia_mas.rag.kb_postgres"), open_kb(url) as again:
+        with caplog.at_level(logging.WARNING, logger="gaia_mas.rag.kb.postgres"), open_kb(url) as again:
             assert index(again) and "interrupted bulk load" in caplog.text
 
 

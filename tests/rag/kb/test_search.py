@@ -3,11 +3,11 @@ and the command line): refused with one clear message that names the limit, neve
 import json, shutil
 import httpx, pytest
 from gaia_mas.core.testing import LiveServer
-from gaia_mas.rag.kb import HashEmbeddings, open_kb
-from gaia_mas.rag.ingest import ingest, sample_dir
-from gaia_mas.rag.service import create_app
-from gaia_mas.rag.system import make_rag_system
-from gaia_mas.rag.tools import make_rag_tools
+from gaia_mas.rag.kb.api import HashEmbeddings, open_kb
+from gaia_mas.rag.kb.ingest import ingest, sample_dir
+from gaia_mas.rag.service.app import create_app
+from gaia_mas.rag.workflows.system import make_rag_system
+from gaia_mas.rag.kb.tools import make_rag_tools
 
 from rag_serve import run_measured
 

@@ -82,7 +82,7 @@ def test_a_name_given_at_ingest(user, tmp_path):
 
 def test_a_knowledge_base_without_roots_keeps_working(user, tmp_path):
     "Built before ingests recorded their folders (simulated by clearing the setting): file names, then the same names."
-    from gaia_mas.rag.kb import open_kb
+    from gaia_mas.rag.kb.api import open_kb
     home, env = user
     kb = tmp_path/"old.sqlite"
     assert rag(env, "ingest", "--kb", str(kb), str(home/"work"/"handbook")).returncode == 0

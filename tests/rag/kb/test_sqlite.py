@@ -1,9 +1,9 @@
 """The SQLite engine's own behaviour: readers beside a writer in other threads and processes."""
 import threading
 import pytest
-from gaia_mas.rag.kb import HashEmbeddings, open_kb
-from gaia_mas.rag.kb_sqlite import SQLiteKB, sqlite_module
-from gaia_mas.rag.ingest import ingest
+from gaia_mas.rag.kb.api import HashEmbeddings, open_kb
+from gaia_mas.rag.kb.sqlite import SQLiteKB, sqlite_module
+from gaia_mas.rag.kb.ingest import ingest
 
 def test_concurrent_readers_while_ingesting(tmp_path, docs):
     url = f"sqlite:///{tmp_path/'kb.sqlite'}"

@@ -1,8 +1,8 @@
 """The RAG tools over the sample knowledge base, and sample_kb's caching."""
 import pytest
-from gaia_mas.rag.kb import open_kb
-from gaia_mas.rag.tools import make_rag_tools, summarize
-from gaia_mas.rag import ingest as ingest_mod
+from gaia_mas.rag.kb.api import open_kb
+from gaia_mas.rag.kb.tools import make_rag_tools, summarize
+from gaia_mas.rag.kb import ingest as ingest_mod
 from gaia_mas.core.testing import ScriptedChatModel
 
 NAMES = ["retrieve_tool", "keyword_search_tool", "metadata_search_tool", "hybrid_search_tool", "summarize_tool"]

@@ -7,8 +7,8 @@ import asyncio, json, time
 import httpx, pytest
 
 from gaia_mas.core.testing import LiveServer
-from gaia_mas.rag.service import create_app
-from gaia_mas.rag.system import scripted_system
+from gaia_mas.rag.service.app import create_app
+from gaia_mas.rag.workflows.system import scripted_system
 
 PATTERNS = ("sequential", "parallel", "supervisor")
 CHAT = [f"/multiagent/{p}/chat" for p in PATTERNS] + ["/multiagent/chat"]

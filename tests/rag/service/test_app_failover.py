@@ -100,8 +100,8 @@ def _pct(xs:list[float], q:float) -> float:
 
 async def _histories(db:str, sids) -> dict:
     "Each session's turns, as the sessions store holds them."
-    from gaia_mas.rag.sessions import latest_values, merge_turns
-    from gaia_mas.rag.system import open_sessions
+    from gaia_mas.rag.workflows.sessions import latest_values, merge_turns
+    from gaia_mas.rag.workflows.system import open_sessions
     async with open_sessions(db) as saver:
         out = {}
         for sid in sids:
@@ -163,7 +163,7 @@ async def _drive(lb:str, hosts, db:str, local_db:str, serve_args, env) -> dict:
 
 
 def _kb_sources(db:str) -> set:
-    from gaia_mas.rag.kb import open_kb
+    from gaia_mas.rag.kb.api import open_kb
     kb = open_kb(db); out = set(kb.sources()); kb.close(); return out
 
 

@@ -14,7 +14,7 @@ Q = "What is a circuit breaker?"
 
 @pytest.fixture(scope="module")
 def sample_kb_url():
-    from gaia_mas.rag.ingest import sample_kb
+    from gaia_mas.rag.kb.ingest import sample_kb
     return sample_kb().url
 
 @contextlib.contextmanager
@@ -125,7 +125,7 @@ def test_two_processes_share_sessions_in_postgres(sample_kb_url, pg_url):
 
 def _ingest_sample(kb:str) -> None:
     "The sample collection into the knowledge base `kb` (offline embeddings)."
-    from gaia_mas.rag.ingest import sample_dir
+    from gaia_mas.rag.kb.ingest import sample_dir
     r = subprocess.run([sys.executable, "-c", "import sys; from gaia_mas.rag.cli import rag_main; sys.exit(rag_main(sys.argv[1:]))",
                         "rag", "ingest", str(sample_dir()/"docs"), "--kb", kb, "--embeddings", "hash", "--no-progress"],
                        capture_output=True, text=True, timeout=300, env={**os.environ, "OPIK_TRACK_DISABLE": "true"})

@@ -9,8 +9,8 @@ import httpx, pytest
 from gaia_mas.core.pg_server import fresh_database
 from rag_serve import serve
 
-from gaia_mas.rag.service import create_app
-from gaia_mas.rag.system import scripted_system
+from gaia_mas.rag.service.app import create_app
+from gaia_mas.rag.workflows.system import scripted_system
 
 Q = "What is a circuit breaker?"
 DOC = b"# Bulkheads\n\n## Idea\n\nA bulkhead isolates each dependency's resources: one slow service cannot take all.\n"
@@ -57,7 +57,7 @@ def test_a_turn_that_waits_too_long_for_its_session_gets_409():
 @pytest.mark.process
 def test_two_hosts_on_one_postgres_run_a_sessions_turns_one_at_a_time(pg_url, tmp_path):
     "Two `serve` processes with separate homes (two hosts: no lock folder in common); six turns of one session at once."
-    from gaia_mas.rag.ingest import sample_kb
+    from gaia_mas.rag.kb.ingest import sample_kb
     kb = sample_kb().url
     with fresh_database(pg_url, f"hosts_{os.getpid()}") as sessions, \
          serve("--kb", kb, "--sessions", sessions, "--latency", "0.02", env={"HOME": str(tmp_path/"a")}) as (a, *_), \

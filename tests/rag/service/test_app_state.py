@@ -3,8 +3,8 @@ knowledge base with broken tables and a broken sessions store give 503s naming t
 import asyncio, shutil, sqlite3
 import httpx, pytest
 
-from gaia_mas.rag.service import create_app
-from gaia_mas.rag.system import make_rag_system, open_sessions
+from gaia_mas.rag.service.app import create_app
+from gaia_mas.rag.workflows.system import make_rag_system, open_sessions
 
 pytestmark = pytest.mark.security
 
@@ -16,8 +16,8 @@ def _client(app): return httpx.AsyncClient(transport=httpx.ASGITransport(app=app
 
 @pytest.fixture
 def kb_copy(tmp_path):
-    from gaia_mas.rag.ingest import sample_kb
-    from gaia_mas.rag.kb import open_kb
+    from gaia_mas.rag.kb.ingest import sample_kb
+    from gaia_mas.rag.kb.api import open_kb
     src = sample_kb(); path = tmp_path/"kb.sqlite"
     with sqlite3.connect(src.path) as a, sqlite3.connect(path) as b: a.backup(b)
     return open_kb(path)

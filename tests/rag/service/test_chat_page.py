@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 
 from gaia_mas.core.testing import LiveServer
-from gaia_mas.rag.service import create_app
-from gaia_mas.rag.kb import HashEmbeddings, open_kb
-from gaia_mas.rag.ingest import ingest, sample_dir
-from gaia_mas.rag.system import make_rag_system
+from gaia_mas.rag.service.app import create_app
+from gaia_mas.rag.kb.api import HashEmbeddings, open_kb
+from gaia_mas.rag.kb.ingest import ingest, sample_dir
+from gaia_mas.rag.workflows.system import make_rag_system
 
 CHROMIUM = "/usr/bin/chromium"
 KEY = "page-key"
 SHOT = os.environ.get("GAIA_MAS_CHAT_SCREENSHOT")  # where to keep the screenshot; the test's tmp folder if unset
-OUT = Path(SHOT).parent if SHOT else Path(__file__).resolve().parents[1]/"out"  # the phone and desktop screenshots
+OUT = Path(SHOT).parent if SHOT else Path(__file__).resolve().parents[2]/"out"  # the phone and desktop screenshots
 SCREENS = {"phone": {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True},
            "desktop": {"viewport": {"width": 1280, "height": 800}}}
 CONTROLS = ["#pattern", "#key", "#new", "#question", "#send", "#files", "#upload"]

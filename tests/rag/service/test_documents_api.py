@@ -6,9 +6,9 @@ from urllib.parse import urlparse
 import httpx, pytest
 
 from gaia_mas.core.testing import LiveServer
-from gaia_mas.rag.kb import HashEmbeddings, open_kb
-from gaia_mas.rag.service import create_app
-from gaia_mas.rag.system import make_rag_system
+from gaia_mas.rag.kb.api import HashEmbeddings, open_kb
+from gaia_mas.rag.service.app import create_app
+from gaia_mas.rag.workflows.system import make_rag_system
 
 KEY = "test-key-docs"
 DOC = b"# Bulkheads\n\n## Idea\n\nA bulkhead isolates the resources of each dependency so one slow service cannot exhaust them all.\n"
@@ -204,7 +204,7 @@ def test_search_errors_are_400_with_a_message(client):
     assert "filter" in client.get("/kb/search", params={"q": "x", "filter": "[1]"}).json()["error"]
 
 def test_the_shared_sample_collection_is_read_only(tmp_path):
-    from gaia_mas.rag.system import scripted_system
+    from gaia_mas.rag.workflows.system import scripted_system
     with LiveServer(create_app(scripted_system())) as url:
         r = httpx.post(f"{url}/kb/documents", files=[("files", ("a.md", DOC))])
         assert r.status_code == 409 and "--kb" in r.json()["error"]
@@ -220,7 +220,7 @@ def test_schemathesis_fuzz_of_the_new_routes_finds_no_server_error(server):
 
 def test_round_trip_on_sqlite_and_postgres(kb_url):
     "Upload, list, search, follow a citation and delete, on both knowledge-base engines."
-    from gaia_mas.rag.documents_api import citation_details
+    from gaia_mas.rag.service.documents_api import citation_details
     kb = open_kb(kb_url, HashEmbeddings(), create=True)
     with LiveServer(create_app(make_rag_system(provider="scripted", knowledge_base=kb), api_key=KEY)) as url, \
          httpx.Client(base_url=url, headers={"X-API-Key": KEY}, timeout=60) as c:

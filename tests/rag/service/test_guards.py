@@ -12,7 +12,7 @@ KEY = "k-secret-7f3a"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    from gaia_mas.rag.ingest import sample_kb
+    from gaia_mas.rag.kb.ingest import sample_kb
     d = tmp_path_factory.mktemp("serve")
     with serve("--kb", sample_kb().url, "--sessions", f"sqlite:///{d}/s.sqlite",
                env={"GAIA_MAS_API_KEY": KEY, "GAIA_MAS_HEADER_TIMEOUT": "1", "GAIA_MAS_BODY_TIMEOUT": "1"}) as s: yield s
@@ -95,7 +95,7 @@ def test_key_in_query_string_is_refused_and_never_logged(server):
 
 
 def test_key_from_a_file_and_verbose_logs(tmp_path):
-    from gaia_mas.rag.ingest import sample_kb
+    from gaia_mas.rag.kb.ingest import sample_kb
     (tmp_path/"key").write_text(KEY + "\n")
     with serve("--kb", sample_kb().url, "--sessions", f"sqlite:///{tmp_path}/s.sqlite", "--api-key-file",
                str(tmp_path/"key"), "-v") as (url, proc, lines):
@@ -109,7 +109,7 @@ def test_key_from_a_file_and_verbose_logs(tmp_path):
 
 def test_answers_that_outlast_the_body_deadline_are_not_cut(tmp_path):
     "The body deadline bounds the upload of a body, not the answer: a stream longer than it still ends with its answer."
-    from gaia_mas.rag.ingest import sample_kb
+    from gaia_mas.rag.kb.ingest import sample_kb
     with serve("--kb", sample_kb().url, "--sessions", f"sqlite:///{tmp_path}/s.sqlite", "--latency", "0.6",
                env={"GAIA_MAS_API_KEY": KEY, "GAIA_MAS_BODY_TIMEOUT": "1"}) as (url, _, _lines):
         hdr, body = {"X-API-Key": KEY}, {"question": "What is a bulkhead?"}

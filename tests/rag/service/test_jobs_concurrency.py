@@ -10,7 +10,7 @@ from cli_support import GAIA, cli_env
 from gaia_mas.core.pg_server import fresh_database
 from rag_serve import serve
 
-SHIM = Path(__file__).resolve().parents[1]/"support"/"sqlite_without_extensions"
+SHIM = Path(__file__).resolve().parents[2]/"support"/"sqlite_without_extensions"
 UPLOADS, FILES, DELETED = 8, 60, 20  # async uploads, files in each, documents deleted while they run
 
 
@@ -75,7 +75,7 @@ def test_concurrent_uploads_searches_deletes_and_embed_keep_the_knowledge_base_w
 def test_a_job_that_cannot_start_removes_its_uploaded_files(tmp_path):
     "A job whose row cannot be written (a locked or broken database) leaves no temporary folder behind."
     import asyncio, types
-    from gaia_mas.rag.documents_api import start_job
+    from gaia_mas.rag.service.documents_api import start_job
     class Broken:
         def create(self, total): raise OSError("the jobs table cannot be written")
     tmp = tmp_path/"gaia_mas_upload_x"; tmp.mkdir(); (tmp/"a.md").write_text("# A\n\nuploaded\n")

@@ -7,8 +7,8 @@ import json, time
 import httpx, openai, pytest
 
 from gaia_mas.core.testing import LiveServer
-from gaia_mas.rag.service import create_app
-from gaia_mas.rag.system import scripted_system
+from gaia_mas.rag.service.app import create_app
+from gaia_mas.rag.workflows.system import scripted_system
 
 KEY = "test-key-oai"
 Q = "What is a circuit breaker?"
@@ -124,7 +124,7 @@ def test_a_long_conversation_is_answered_and_an_oversized_one_is_413_with_advice
     assert "over 1000000 bytes" in e.value.message and "session_id" in e.value.message
 
 def test_max_tokens_cuts_the_answer_plain_and_streamed(client):
-    from gaia_mas.rag.sessions import count_tokens
+    from gaia_mas.rag.workflows.sessions import count_tokens
     r = client.chat.completions.create(model="sequential", messages=[{"role": "user", "content": Q}], max_tokens=5)
     assert r.choices[0].finish_reason == "length" and 0 < count_tokens(r.choices[0].message.content) <= 5
     chunks = list(client.chat.completions.create(model="sequential", messages=[{"role": "user", "content": Q}],

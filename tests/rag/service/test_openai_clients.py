@@ -15,7 +15,7 @@ pytestmark = pytest.mark.process
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm reads its price list from the package, not the web
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 KEY = "clients-key"
 Q = "What is a circuit breaker?"
 PATTERNS = ["sequential", "parallel", "supervisor", "auto"]

@@ -4,9 +4,9 @@ import asyncio, json
 import pytest
 from langchain_core.tools import StructuredTool
 from gaia_mas.core.testing import ScriptedChatModel
-from gaia_mas.rag.agents import (analysis_agent, evaluator_agent, research_agent, supervisor_agent, synthesis_agent, worker_agent,
+from gaia_mas.rag.workflows.agents import (analysis_agent, evaluator_agent, research_agent, supervisor_agent, synthesis_agent, worker_agent,
                                  DEFAULT_WORKERS, as_context, passages)
-from gaia_mas.rag.scripted import scripted_rag_llm
+from gaia_mas.rag.workflows.scripted import scripted_rag_llm
 
 Q = "What is a circuit breaker?"
 PLAN = {"standalone_question": Q, "search_query": "circuit breaker", "keywords": ["half-open"], "metadata_filter": "", "strategy": "both"}
@@ -14,8 +14,8 @@ PLAN = {"standalone_question": Q, "search_query": "circuit breaker", "keywords":
 
 @pytest.fixture(scope="module")
 def tools():
-    from gaia_mas.rag.ingest import sample_kb
-    from gaia_mas.rag.tools import make_rag_tools
+    from gaia_mas.rag.kb.ingest import sample_kb
+    from gaia_mas.rag.kb.tools import make_rag_tools
     return {t.name: t for t in make_rag_tools(sample_kb(), llm=scripted_rag_llm())}
 
 

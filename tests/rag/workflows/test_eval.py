@@ -7,7 +7,7 @@ import pytest
 from cli_support import GAIA, REPO, newcomer_env
 from gaia_mas.core.testing import FakeOpenAIServer
 from gaia_mas.core.utils import run_sync
-from gaia_mas.rag.eval import judge_answer, judge_model
+from gaia_mas.rag.workflows.eval import judge_answer, judge_model
 
 pytestmark = pytest.mark.subprocess
 

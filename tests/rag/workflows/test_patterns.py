@@ -5,13 +5,13 @@ from pathlib import Path
 import pytest
 from pydantic import PrivateAttr
 from langchain_core.tools import StructuredTool
-from gaia_mas.rag.agents import WORKERS
-from gaia_mas.rag.state import Limits
-from gaia_mas.rag.workflows import BRANCHES, PATTERNS, build_workflow, select_pattern
-from gaia_mas.rag.answering import RagSystem
-from gaia_mas.rag.scripted import FailingRagModel, failing, scripted_rag_llm, _reply, _role
+from gaia_mas.rag.workflows.agents import WORKERS
+from gaia_mas.rag.workflows.state import Limits
+from gaia_mas.rag.workflows.patterns import BRANCHES, PATTERNS, build_workflow, select_pattern
+from gaia_mas.rag.workflows.answering import RagSystem
+from gaia_mas.rag.workflows.scripted import FailingRagModel, failing, scripted_rag_llm, _reply, _role
 from gaia_mas.rag.cli import cmd_ask
-from gaia_mas.rag.system import make_rag_system
+from gaia_mas.rag.workflows.system import make_rag_system
 
 Q1 = "What is a circuit breaker?"
 Q4 = "Explain how to implement circuit breaker pattern in microservices with code examples"
@@ -22,13 +22,13 @@ FIELDS = {"sequential": COMMON, "parallel": COMMON | {"selected_agent", "evaluat
 
 @pytest.fixture(scope="module")
 def kb():
-    from gaia_mas.rag.ingest import sample_kb
+    from gaia_mas.rag.kb.ingest import sample_kb
     return sample_kb()
 
 
 @pytest.fixture(scope="module")
 def tools(kb):
-    from gaia_mas.rag.tools import make_rag_tools
+    from gaia_mas.rag.kb.tools import make_rag_tools
     return make_rag_tools(kb, llm=scripted_rag_llm())
 
 
@@ -279,7 +279,7 @@ def test_make_rag_system_real_provider_needs_key(monkeypatch, tools):
 
 def test_run_that_ignores_its_deadline_is_cut_by_the_system(tools, monkeypatch):
     "Even if every call ignored the deadline, the run stops about a second after its limit, with an error, not an exception."
-    import gaia_mas.rag.agents as A
+    import gaia_mas.rag.workflows.agents as A
     monkeypatch.setattr(A, "call_timeout", lambda limit: limit)
     r = ask(scripted_rag_llm(latency=3), tools, sequential=0.3)
     md = r["metadata"]
@@ -305,8 +305,8 @@ def test_cmd_ask_sessions_in_postgres(pg_url, tmp_path, capsys):
     "With a Postgres knowledge base, `rag ask` keeps its sessions in that database: a second process continues the conversation."
     import os, subprocess, sys
     from gaia_mas.core.pg_server import fresh_database
-    from gaia_mas.rag.ingest import ingest, sample_dir
-    from gaia_mas.rag.kb import HashEmbeddings, open_kb
+    from gaia_mas.rag.kb.ingest import ingest, sample_dir
+    from gaia_mas.rag.kb.api import HashEmbeddings, open_kb
     with fresh_database(pg_url, f"f1_sessions_{os.getpid()}") as url:
         with open_kb(url, HashEmbeddings()) as kb: ingest(kb, [sample_dir()/"docs"/"circuit-breakers.md"])
         base = argparse.Namespace(pattern="sequential", session_id="pg", kb=url, json=True, provider="scripted", latency=0.0, rps=None)

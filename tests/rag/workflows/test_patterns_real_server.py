@@ -35,8 +35,8 @@ class Calls(BaseCallbackHandler):
 
 
 def system_for(url:str, limits=None):
-    from gaia_mas.rag.ingest import sample_kb
-    from gaia_mas.rag.system import make_rag_system
+    from gaia_mas.rag.kb.ingest import sample_kb
+    from gaia_mas.rag.workflows.system import make_rag_system
     return make_rag_system(provider="openai", model="gemma-3-270m", base_url=url, llm_timeout=60, max_retries=1,
                            knowledge_base=sample_kb(), limits=limits)
 
@@ -44,7 +44,7 @@ def system_for(url:str, limits=None):
 @pytest.mark.parametrize("pattern", ["sequential", "parallel", "supervisor"])
 def test_rag_ask_each_pattern(server_url, pattern):
     from gaia_mas.core.llm import server_json_mode
-    from gaia_mas.rag.state import Limits
+    from gaia_mas.rag.workflows.state import Limits
     system, calls = system_for(server_url), Calls()
     system.graphs = {p: g.with_config(callbacks=[calls]) for p, g in system.graphs.items()}
     t0 = time.monotonic(); r = system.ask(Q, f"real-{pattern}", pattern); dt = time.monotonic() - t0
@@ -61,8 +61,8 @@ def test_rag_ask_each_pattern(server_url, pattern):
 def test_serve_each_endpoint(server_url):
     "One request per endpoint of the service, on short limits so that the whole round stays a few minutes."
     from gaia_mas.core.testing import LiveServer
-    from gaia_mas.rag.service import create_app
-    from gaia_mas.rag.state import Limits
+    from gaia_mas.rag.service.app import create_app
+    from gaia_mas.rag.workflows.state import Limits
     lim = Limits(sequential=30, parallel=40, supervisor=45, branch=20, llm_call=25)
     app = create_app(system_for(server_url, lim))
     body = {"question": Q, "session_id": "real-serve"}

@@ -4,9 +4,9 @@ was cut short. The server is the project's loopback fake, so this runs anywhere 
 import time
 import pytest
 from gaia_mas.core.testing import FakeOpenAIServer
-from gaia_mas.rag.ingest import sample_kb
-from gaia_mas.rag.state import Limits
-from gaia_mas.rag.system import make_rag_system
+from gaia_mas.rag.kb.ingest import sample_kb
+from gaia_mas.rag.workflows.state import Limits
+from gaia_mas.rag.workflows.system import make_rag_system
 
 LIMITS = Limits(sequential=3, parallel=4, supervisor=5, branch=2, llm_call=2)
 

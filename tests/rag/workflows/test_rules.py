@@ -6,8 +6,8 @@ import json
 import httpx, pytest
 
 from gaia_mas.core.testing import LiveServer
-from gaia_mas.rag.service import create_app
-from gaia_mas.rag.system import scripted_system
+from gaia_mas.rag.service.app import create_app
+from gaia_mas.rag.workflows.system import scripted_system
 
 pytestmark = pytest.mark.security
 

@@ -2,7 +2,7 @@
 supervisor's worker labels, each finding once."""
 import re
 import pytest
-from gaia_mas.rag.system import scripted_system
+from gaia_mas.rag.workflows.system import scripted_system
 
 
 @pytest.fixture(scope="module")

@@ -15,13 +15,13 @@ def sessions_url(request, tmp_path):
     with fresh_database(request.getfixturevalue("pg_url"), f"sessions_test_{os.getpid()}_{next(_n)}") as url: yield url
 
 def _system(saver, **kw):
-    from gaia_mas.rag.scripted import example_tools, scripted_rag_llm
-    from gaia_mas.rag.sessions import BoundedRagSystem
+    from gaia_mas.rag.workflows.scripted import example_tools, scripted_rag_llm
+    from gaia_mas.rag.workflows.sessions import BoundedRagSystem
     return BoundedRagSystem(scripted_rag_llm(), example_tools(), saver, **kw)
 
 async def _fill_and_prune(url):
-    from gaia_mas.rag.sessions import list_sessions, prune_sessions
-    from gaia_mas.rag.system import open_sessions
+    from gaia_mas.rag.workflows.sessions import list_sessions, prune_sessions
+    from gaia_mas.rag.workflows.system import open_sessions
     async with open_sessions(url) as saver:
         system = _system(saver)
         for s in range(3):
@@ -41,8 +41,8 @@ def test_list_and_prune(sessions_url):
     assert rep["bytes_after"] < rep["bytes_before"], rep
 
 async def _compact_keeps_history(url):
-    from gaia_mas.rag.sessions import list_sessions, prune_sessions
-    from gaia_mas.rag.system import open_sessions
+    from gaia_mas.rag.workflows.sessions import list_sessions, prune_sessions
+    from gaia_mas.rag.workflows.system import open_sessions
     async with open_sessions(url) as saver:
         system = _system(saver)
         for q in QS: await system.aask(q, "one", "sequential")
@@ -72,7 +72,7 @@ def test_cli_lists_and_prunes(sessions_url):
     assert code == 0 and "2 sessions deleted" in out, out
 
 async def _long_chat(url):
-    from gaia_mas.rag.system import open_sessions
+    from gaia_mas.rag.workflows.system import open_sessions
     async with open_sessions(url) as saver:
         system = _system(saver, history_tokens=300)
         return [(await system.aask(q, "long", "sequential"))["metadata"]["history"] for q in QS * 4]

@@ -13,7 +13,7 @@ def test_a_crafted_checkpoint_in_postgres_is_refused(pg_url, tmp_path):
     "A checkpoint naming os.mkdir written into the PostgreSQL checkpoints table: the session's next question is refused."
     import psycopg
     from gaia_mas.core.pg_server import fresh_database
-    from gaia_mas.rag.system import open_sessions, scripted_system
+    from gaia_mas.rag.workflows.system import open_sessions, scripted_system
     target = tmp_path/"pwned"
     async def ask(url):
         async with open_sessions(url) as saver: return await scripted_system(saver).aask("What is a bulkhead?", "breaker")
