@@ -398,8 +398,8 @@ def _ask_parser(rag, add_model_options) -> None:
     _session_options(a); add_model_options(a); a.set_defaults(func=guarded(cmd_rag_ask))
 
 def cmd_serve(args:argparse.Namespace) -> int:
-    "gaia-mas serve: the RAG HTTP service (gaia_mas.rag.service.app)."
-    from gaia_mas.rag.service.app import cmd_serve as serve
+    "gaia-mas serve: the RAG HTTP service (gaia_mas.rag.service.serve)."
+    from gaia_mas.rag.service.serve import cmd_serve as serve
     return serve(args)
 
 def _serve_parser(sub, add_model_options) -> None:
