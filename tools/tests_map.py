@@ -31,7 +31,8 @@ Two tiers:
   one, all passing both ways; `make test` keeps one worker until the whole suite has been shown to pass on two.
 
 Files are named after the module they test: `tests/<part>/test_<module>.py` (`tests/rag/<kb|workflows|service>/` for
-the RAG system's three parts), with a suffix when a module has several (`test_app_failover.py`). What a test starts is a pytest marker, not a folder: `postgres` (PostgreSQL),
+the RAG system's three parts), with a suffix when a module has several (`test_app_failover.py`). What a test
+starts is a pytest marker, not a folder: `postgres` (PostgreSQL),
 `browser` (chromium), `real_server` (a real llama.cpp model or embeddings server), `process` (a server process:
 `gaia-mas serve`, HAProxy, JupyterLab, `langgraph dev`), `subprocess` (another program run to its end: a `gaia-mas`
 command, a script, the sandbox), `slow` (a minute or more); and `security` (an attack replayed). For example,
