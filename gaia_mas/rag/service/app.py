@@ -16,7 +16,8 @@ from pydantic import BaseModel
 from ...core.stores import UnsafeCheckpoint
 from ..workflows.rules import PATTERNS, SSE_HEADERS
 from ..workflows.system import open_sessions
-from ..workflows.sessions import TURN_ID_RE, SessionBusy, expiring, turn_queue, turn_scope
+from ..workflows.sessions import TURN_ID_RE, expiring, turn_scope
+from ..workflows.turns import SessionBusy, turn_queue
 from .schemas import AutoChatRequest, AutoResponse, ChatRequest, RESPONSES, shape
 from .errors import add_error_handling, request_id_of
 from .lifecycle import DrainGate, Lifecycle

@@ -7,7 +7,7 @@ import pytest
 
 from gaia_mas.core.pg_server import fresh_database
 
-from gaia_mas.rag.workflows.sessions import PgTurnLocks, SessionBusy, TurnQueue, turn_queue
+from gaia_mas.rag.workflows.turns import PgTurnLocks, SessionBusy, TurnQueue, turn_queue
 
 
 @pytest.fixture
@@ -43,7 +43,7 @@ def test_two_hosts_never_run_a_session_at_once(db):
 
 _HOLDER = """
 import asyncio, sys
-from gaia_mas.rag.workflows.sessions import turn_queue
+from gaia_mas.rag.workflows.turns import turn_queue
 async def main():
     async with turn_queue(sys.argv[1]).turn("held"):
         print("held", flush=True); await asyncio.sleep(600)
