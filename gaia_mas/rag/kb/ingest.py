@@ -18,11 +18,10 @@ log = logging.getLogger(__name__)
 
 # %% auto #0
 __all__ = ['log', 'TEXT_TYPES', 'SUPPORTED', 'LIST_FIELDS', 'PAGE_META', 'PAGE_META_PREFIXES', 'READERS', 'CHUNK_SIZE',
-           'CHUNK_OVERLAP', 'CHUNKER', 'SYSTEM_FIELDS', 'SKIP_KINDS', 'sample_dir', 'Section', 'trim_lines',
-           'markdown_sections', 'meta_value', 'read_markdown', 'html_sections', 'page_markup', 'read_html',
-           'notebook_markdown', 'read_notebook', 'read_pdf', 'read_docx', 'read_other', 'read_sections', 'user_fields',
-           'split_section', 'chunk_document', 'embed_text', 'chunk_bounded', 'skip_kind', 'skipped_counts',
-           'IngestReport', 'iter_files', 'backfill_vectors', 'ingest', 'sample_kb']
+           'CHUNK_OVERLAP', 'CHUNKER', 'SYSTEM_FIELDS', 'sample_dir', 'Section', 'trim_lines', 'markdown_sections',
+           'meta_value', 'read_markdown', 'html_sections', 'page_markup', 'read_html', 'notebook_markdown',
+           'read_notebook', 'read_pdf', 'read_docx', 'read_other', 'read_sections', 'user_fields', 'split_section',
+           'chunk_document', 'embed_text', 'chunk_bounded', 'backfill_vectors', 'ingest', 'sample_kb']
 
 # %% ../../../nbs/rag/kb/31_ingest.ipynb #acf9fd2d
 def sample_dir() -> Path:
@@ -293,101 +292,8 @@ def chunk_bounded(path:str|Path, # one file
     "`chunk_document` under the per-file budget, in the ingest's worker: for files that arrive one at a time (uploads)."
     return _parser(budget)(Path(path), meta)
 
-# %% ../../../nbs/rag/kb/31_ingest.ipynb #e3d53934
-SKIP_KINDS = {"images": ".png .jpg .jpeg .gif .svg .webp .ico .bmp .tif .tiff .avif .heic",
-              "stylesheets": ".css .scss .sass .less", "scripts": ".js .mjs .cjs .map",
-              "fonts": ".woff .woff2 .ttf .otf .eot", "archives": ".zip .gz .tgz .tar .bz2 .xz .7z .rar",
-              "audio and video files": ".mp3 .mp4 .wav .ogg .webm .mov .avi .m4a .flac"}
-_KIND_OF = {ext: kind for kind, exts in SKIP_KINDS.items() for ext in exts.split()}
-
-def skip_kind(path:str, # a skipped file
-              why:str, # why it was skipped
-             ) -> str:
-    "What kind of file was skipped, for counts: images, stylesheets ..., other files, unreadable files, links ..."
-    if why.startswith("unsupported file type"): return _KIND_OF.get(Path(path).suffix.lower(), "other files")
-    if "symbolic link" in why: return "broken links" if why.startswith("a broken") else "links not followed"
-    if why.startswith("cannot read"): return "unreadable files"
-    if why == "no text found": return "files without text"
-    if why == "no such file or folder": return "missing paths"
-    return "files that failed to parse"
-
-_ONE = {"images": "image", "stylesheets": "stylesheet", "scripts": "script", "fonts": "font", "archives": "archive",
-        "audio and video files": "audio or video file", "broken links": "broken link",
-        "links not followed": "link not followed", "unreadable files": "unreadable file",
-        "files without text": "file without text", "missing paths": "missing path",
-        "files that failed to parse": "file that failed to parse", "other files": "other file"}
-
-def skipped_counts(skipped:Sequence[tuple[str, str]], # (path, reason) pairs
-                  ) -> str:
-    "The skipped files counted by kind, most first: '150 images, 44 stylesheets, 2 other files (.py, .xml)'."
-    kinds: dict = {}
-    for path, why in skipped: kinds.setdefault(skip_kind(path, why), []).append(Path(path).suffix.lower() or "(none)")
-    def one(kind, exts):
-        name = f"{len(exts)} {kind if len(exts) > 1 else _ONE[kind]}"
-        top = sorted(set(exts), key=exts.count, reverse=True)[:3]
-        return name if kind != "other files" else f"{name} ({', '.join(top)})"
-    return ", ".join(one(k, v) for k, v in sorted(kinds.items(), key=lambda kv: -len(kv[1])))
-
-@dataclass
-class IngestReport:
-    "What an ingest did."
-    added: list = field(default_factory=list)
-    updated: list = field(default_factory=list)
-    unchanged: list = field(default_factory=list)
-    skipped: list = field(default_factory=list)  # (path, reason): files not ingested (unreadable, refused, unsupported)
-    failed: list = field(default_factory=list)  # (path, reason): files the knowledge base did not take (e.g. locked)
-    chunks: int = 0
-    seconds: float = 0.0  # the whole run
-    semantic: bool = True
-    vectors: int = 0  # chunks embedded by this run
-    vector_seconds: float = 0.0
-    text_seconds: float = 0.0  # reading, chunking and writing the text
-
-    def summary(self) -> str:
-        "One line for people: the files by outcome, the skipped ones by kind, the text's time and the vectors' apart."
-        skipped = f"{len(self.skipped)} skipped" + (f" ({skipped_counts(self.skipped)})" if self.skipped else "")
-        s = (f"{len(self.added)} added, {len(self.updated)} updated, {len(self.unchanged)} unchanged, {skipped}"
-             f"{f', {len(self.failed)} failed' if self.failed else ''}; "
-             f"{self.chunks} chunks written in {self.text_seconds:.1f}s")
-        if self.vectors:
-            rate = self.vectors / max(self.vector_seconds, 1e-9)
-            s += (f", {self.vectors} vectors in {self.vector_seconds:.1f}s ({rate:.1f} chunks/s); "
-                  f"{self.seconds:.1f}s in all")
-        off = "; semantic search is off (no vectors: run `gaia-mas rag embed`, or see --embeddings)"
-        return s + ("" if self.semantic else off)
-
-# %% ../../../nbs/rag/kb/31_ingest.ipynb #b91580dd
-def _entry(f:Path, root:Path, follow:bool) -> Optional[str]:
-    "Why a file found under `root` is not ingested (a link leaving it, a broken link, no permission), or None."
-    if not f.exists(): return f"a broken symbolic link (to {os.readlink(f)})"
-    if not follow and root not in f.resolve().parents:
-        return f"a symbolic link to {f.resolve()}, outside {root}: not followed (use --follow-links to ingest it)"
-    if not os.access(f, os.R_OK): return "cannot read this file: permission denied (check its permissions)"
-    return None
-
-def _walk(p:Path, follow:bool) -> Iterable[tuple[Path, Optional[str]]]:
-    "The files under folder `p`, and the reason for each entry that is not read: unreadable folders, links leaving `p`."
-    root, seen, errors = p.resolve(), set(), []
-    for d, dirs, names in os.walk(p, followlinks=follow, onerror=errors.append):
-        if os.path.realpath(d) in seen: dirs[:] = []; continue  # a link loop
-        seen.add(os.path.realpath(d))
-        for x in [x for x in dirs if not x.startswith(".") and os.path.islink(os.path.join(d, x))]:
-            why = _entry(Path(d, x), root, follow)
-            if why: yield Path(d, x), why.replace("this file", "this folder"); dirs.remove(x)
-        dirs[:] = sorted(x for x in dirs if not x.startswith("."))
-        for n in sorted(names):
-            if not n.startswith(".") and not n.endswith(".meta.json"):
-                yield Path(d, n), _entry(Path(d, n), root, follow)
-    for e in errors: yield Path(e.filename), f"cannot read this folder: {e.strerror} (check its permissions)"
-
-def iter_files(paths:Iterable[str|Path], # files and folders
-               follow_links:bool=False, # follow symbolic links that lead outside the folders given
-              ) -> Iterable[tuple[Path, Optional[str]]]:
-    "(file, None) for each file under `paths`, or (path, reason) for one not read: missing, unreadable, a link outside."
-    for p in map(Path, paths):
-        if p.is_dir(): yield from sorted(_walk(p, follow_links), key=lambda x: str(x[0]))
-        elif p.is_file(): yield p, None
-        else: yield p, "no such file or folder"
+# %% ../../../nbs/rag/kb/31_ingest.ipynb #0be16d0c
+from .files import SKIP_KINDS, IngestReport, iter_files, skip_kind, skipped_counts
 
 # %% ../../../nbs/rag/kb/31_ingest.ipynb #9875708f
 def backfill_vectors(kb:KnowledgeBase, # the knowledge base, with its embedder

@@ -63,7 +63,7 @@ def exposure_warning(host:str, # where `serve` listens (`--host`)
     return (f"listening on {host}:{port} with no API key: anyone who can reach this machine can read and change the "
             "knowledge base and run the models; set GAIA_MAS_API_KEY (or --api-key-file), or listen on 127.0.0.1")
 
-# %% ../../../nbs/rag/service/39j_serve.ipynb #5579b2b3
+# %% ../../../nbs/rag/service/39j_serve.ipynb #6802e76b
 def _log_config(verbose:bool) -> dict:
     "uvicorn's logging configuration, with gaia_mas's own records on the console too (INFO and up with -v)."
     import copy
@@ -80,6 +80,7 @@ def startup_line(host:str, port:int, sessions:str, workers:int) -> str:
             f"workers: {workers}); the API reference at {base}/docs loads Swagger UI from a CDN, "
             f"{base}/openapi.json works offline")
 
+# %% ../../../nbs/rag/service/39j_serve.ipynb #bae6892d
 def _empty_kb(settings:dict) -> Optional[str]:
     "How to fill the knowledge base `serve` opens, when it holds no documents (a fresh one is made empty)."
     from gaia_mas.rag.kb.options import empty_kb_note, open_kb_for
@@ -94,6 +95,7 @@ def _keys_problem(args:Any, key:Optional[str]) -> Optional[str]:
     except KeysFileError as e: return str(e)
     return None
 
+# %% ../../../nbs/rag/service/39j_serve.ipynb #5579b2b3
 def cmd_serve(args:Any) -> int:
     "`gaia-mas serve`: run the service on uvicorn until interrupted; 2 if it cannot start."
     import sys, uvicorn
