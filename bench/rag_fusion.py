@@ -11,7 +11,7 @@ The knowledge bases (built-in all-MiniLM-L6-v2 embedder) and their golden sets:
   bench/data/python_golden.jsonl: 40 literal and 40 reworded questions.
 
 The bench installs the two Debian packages with apt when they are missing (as root), or says how. Each corpus x half
-gets page-level recall@5 and MRR (through gaia_mas.rag.eval) for keyword search, semantic search, plain reciprocal rank
+gets page-level recall@5 and MRR (through gaia_mas.rag.workflows.eval) for keyword search, semantic search, plain reciprocal rank
 fusion (RRF over the top 50 of each, what hybrid search did before), hybrid search as it is now (RRF only when one of
 the best keyword passages holds every query term, else the semantic ranking), and two static alternatives: RRF with the
 semantic ranking weighted twice, and a min-max convex combination of the two scores at equal weights. `fused` counts
@@ -49,14 +49,14 @@ def need(folder: Path, package: str) -> Path:
 
 
 def golden(name: str) -> Path:
-    from gaia_mas.rag.ingest import sample_dir
+    from gaia_mas.rag.kb.ingest import sample_dir
     if name == "sample": return sample_dir()/"golden.jsonl"
     return ROOT/"bench"/"data"/("pg_golden.jsonl" if name.startswith("pg") else "python_golden.jsonl")
 
 
 def pages(name: str) -> list[Path]:
     "The files of corpus `name`."
-    from gaia_mas.rag.ingest import sample_dir
+    from gaia_mas.rag.kb.ingest import sample_dir
     if name == "sample": return [sample_dir()/"docs"]  # the folder, as a user ingests it (sidecars are metadata)
     if name == "pg50":
         need(PG, "postgresql-doc-15")
@@ -71,9 +71,9 @@ def pages(name: str) -> list[Path]:
 
 def build(name: str, folder: Path):
     "The knowledge base of corpus `name` in `folder`, built (text, then vectors) unless a complete one is there."
-    from gaia_mas.rag.embeddings import LocalEmbeddings
-    from gaia_mas.rag.ingest import backfill_vectors, ingest
-    from gaia_mas.rag.kb import open_kb
+    from gaia_mas.rag.kb.embeddings import LocalEmbeddings
+    from gaia_mas.rag.kb.ingest import backfill_vectors, ingest
+    from gaia_mas.rag.kb.api import open_kb
     kb = open_kb(folder/f"{name}.sqlite", LocalEmbeddings())
     files = pages(name)
     if not kb.sources() or len(kb.sources()) < len(files) - 10 or kb.missing_count():
@@ -96,7 +96,7 @@ def fuse(lists: list[list[tuple[int, float]]], weights: list[float], how: str) -
 
 def fused(kb, question: str) -> bool:
     "Whether hybrid search fuses for `question` (one of the best keyword passages holds every query term)."
-    from gaia_mas.rag.kb import LITERAL_DEPTH, query_terms
+    from gaia_mas.rag.kb.api import LITERAL_DEPTH, query_terms
     terms = query_terms(question)
     return kb._any_holds_all([i for i, _ in kb._keyword(terms, LITERAL_DEPTH, [])], terms)
 
@@ -104,7 +104,7 @@ def fused(kb, question: str) -> bool:
 def candidates(kb, question: str, diverse: bool) -> dict[str, list]:
     """Each candidate's top K hits for `question`: the three modes as they are, and three fusions of the engine's own
     top-50 keyword and semantic lists (those hybrid search fuses; reaching them needs the engine's primitives)."""
-    from gaia_mas.rag.kb import query_terms
+    from gaia_mas.rag.kb.api import query_terms
     terms, vec = query_terms(question), kb._query_vector(question)
     words, meaning = kb._keyword(terms, DEPTH, []), kb._vector(vec, DEPTH, [])
     fused = {"RRF (before)": fuse([words, meaning], [1, 1], "rrf"), "RRF, semantic x2": fuse([words, meaning], [1, 2], "rrf"),
@@ -118,7 +118,7 @@ CANDIDATES = ("keyword", "semantic", "RRF (before)", "hybrid", "RRF, semantic x2
 
 def measure(name: str, folder: Path) -> dict:
     "{ranking: {half: {candidate: {recall@5, mrr}}}} of corpus `name`, with diverse results and the plain ranking."
-    from gaia_mas.rag.eval import match_sources, ranked_sources, read_golden, score_run
+    from gaia_mas.rag.workflows.eval import match_sources, ranked_sources, read_golden, score_run
     kb = build(name, folder)
     questions, problems = read_golden(golden(name))
     questions, left, notes = match_sources(questions, kb.sources())

@@ -25,8 +25,8 @@ sys.path[:0] = [str(ROOT/"bench")]
 os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from gaia_mas.rag.kb import HashEmbeddings, open_kb, query_terms  # noqa: E402
-from gaia_mas.rag.ingest import ingest, sample_dir  # noqa: E402
+from gaia_mas.rag.kb.api import HashEmbeddings, open_kb, query_terms  # noqa: E402
+from gaia_mas.rag.kb.ingest import ingest, sample_dir  # noqa: E402
 from rag_retrieval import golden, timed, variants  # noqa: E402
 
 

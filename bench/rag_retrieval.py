@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one BLAS thread, like the database engines; threads fighting over 2 shared cores made NumPy's times erratic
 
-from gaia_mas.rag.kb import HashEmbeddings, open_kb, query_terms  # noqa: E402
-from gaia_mas.rag.ingest import ingest, sample_dir  # noqa: E402
+from gaia_mas.rag.kb.api import HashEmbeddings, open_kb, query_terms  # noqa: E402
+from gaia_mas.rag.kb.ingest import ingest, sample_dir  # noqa: E402
 
 
 def golden() -> list[dict]:
@@ -114,9 +114,9 @@ def run_backend(name: str, url: str, sizes: list[int], log) -> dict:
     res = {"backend": name}
     emb = HashEmbeddings()
     # 1-2: the sample collection
-    from gaia_mas.rag.ingest import read_sections
+    from gaia_mas.rag.kb.ingest import read_sections
     read_sections(sample_dir()/"docs"/"outlier-detection.docx")  # warm up: the first Word file loads unstructured and spaCy
-    from gaia_mas.rag import kb as kb_mod
+    from gaia_mas.rag.kb import base as kb_mod
     kb_mod._bucket.cache_clear()  # each backend starts with a cold feature-hash cache, so the ingest times compare
     with open_kb(url, emb) as kb:
         t = time.perf_counter(); rep = ingest(kb, [sample_dir()/"docs"]); dt = time.perf_counter() - t

@@ -42,8 +42,8 @@ class CallCounter:
         ScriptedChatModel._agenerate = counted
 
 async def overlap(latency:float, n:int, counter:CallCounter):
-    from gaia_mas.rag.system import scripted_system
-    from gaia_mas.rag.workflows import CRITICAL_PATH_CALLS
+    from gaia_mas.rag.workflows.system import scripted_system
+    from gaia_mas.rag.workflows.patterns import CRITICAL_PATH_CALLS
     system = scripted_system(latency=latency)
     rows = []
     for p in (*PATTERNS, "auto"):
@@ -61,7 +61,7 @@ async def overlap(latency:float, n:int, counter:CallCounter):
 
 async def overhead(n:int, tmp:str):
     "Per pattern: sessions in memory, then in SQLite (as the server keeps them)."
-    from gaia_mas.rag.system import open_sessions, scripted_system
+    from gaia_mas.rag.workflows.system import open_sessions, scripted_system
     rows = []
     for where, url in (("in process, sessions in memory", None), ("in process, sessions in SQLite", f"sqlite:///{tmp}/oh.sqlite")):
         async with open_sessions(url) as saver:
@@ -152,7 +152,7 @@ def main(argv=None):
     ap.add_argument("--latency", type=float, default=0.2, help="seconds per scripted LLM call (default 0.2)")
     ap.add_argument("--quick", action="store_true", help="fewer requests")
     a = ap.parse_args(argv)
-    from gaia_mas.rag.ingest import sample_kb
+    from gaia_mas.rag.kb.ingest import sample_kb
     kb, n = sample_kb().url, (3 if a.quick else 5)
     print(f"RAG service benchmark: scripted models, {a.latency}s per LLM call, sample collection, {os.cpu_count()} CPUs")
     counter = CallCounter()

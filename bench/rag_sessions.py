@@ -22,7 +22,7 @@ HERE = Path(__file__).resolve().parent.parent
 
 FILL = r'''
 import asyncio, json, resource, sys, time
-from gaia_mas.rag.system import open_sessions, scripted_system
+from gaia_mas.rag.workflows.system import open_sessions, scripted_system
 QS = ["What is a circuit breaker?", "How does it recover after opening?", "What is the best way to handle retries?",
       "Explain how to implement circuit breaker pattern in microservices with code examples", "And how should I size a bulkhead?"]
 PATTERNS = ("sequential", "parallel", "supervisor", "auto")
@@ -48,11 +48,11 @@ def fill(code_dir:Path, url:str, n:int, turns:int) -> dict:
 
 async def measure(url:str) -> dict:
     "Sizes: as written, after compaction, after expiring the older half (this checkout's `prune_sessions`)."
-    from gaia_mas.rag.sessions import list_sessions, prune_sessions, storage_bytes, store_kind
-    from gaia_mas.rag.system import open_sessions
+    from gaia_mas.rag.workflows.sessions import list_sessions, prune_sessions, storage_bytes, store_kind
+    from gaia_mas.rag.workflows.system import open_sessions
     async with open_sessions(url) as saver:
         if store_kind(saver) == "sqlite":
-            from gaia_mas.rag.sessions import _sql
+            from gaia_mas.rag.workflows.sessions import _sql
             await _sql(saver, "PRAGMA wal_checkpoint(TRUNCATE)")
         written, sessions = await storage_bytes(saver), await list_sessions(saver)
         checkpoints = sum(s.checkpoints for s in sessions)

@@ -21,15 +21,15 @@ def langgraph_provider() -> str:
 @functools.cache
 def _rag_system(provider:str, model:Optional[str], kb:Optional[str]) -> Any:
     "The models and tools the `langgraph dev` workflows share, built once per process by `make_rag_system`."
-    from gaia_mas.rag.ingest import sample_kb
-    from gaia_mas.rag.system import make_rag_system
+    from gaia_mas.rag.kb.ingest import sample_kb
+    from gaia_mas.rag.workflows.system import make_rag_system
     return make_rag_system(provider=provider, model=model, kb=kb, knowledge_base=None if kb else sample_kb())
 
 # %% ../nbs/41_entrypoints.ipynb #3aad0c3c
 def langgraph_workflow(pattern:str, # "sequential", "parallel" or "supervisor"
                       ) -> Any:
     "A workflow compiled without a checkpointer (the LangGraph server brings its own)."
-    from gaia_mas.rag.workflows import build_workflow
+    from gaia_mas.rag.workflows.patterns import build_workflow
     system = _rag_system(langgraph_provider(), settings().model, settings().kb)
     return build_workflow(pattern, system.llm, system.tools)
 

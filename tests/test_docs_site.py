@@ -109,10 +109,10 @@ def test_search_finds_a_function(page, base):
     page.goto(base + "index.html")
     page.locator("label.md-search__icon, .md-search__input").first.click()
     page.locator("input.md-search__input").fill("open_kb")
-    hit = page.locator(".md-search-result__item a[href*='rag/kb.html']").first
+    hit = page.locator(".md-search-result__item a[href*='rag/kb/api.html']").first
     hit.wait_for(timeout=30_000)
     hit.click()
-    page.wait_for_url(re.compile(r"rag/kb\.html"))
+    page.wait_for_url(re.compile(r"rag/kb/api\.html"))
 
 def test_api_entry_shows_its_parameters(page, base):
     page.goto(base + "gaia/graph.html")

@@ -32,7 +32,7 @@ def test_langgraph_dev_leaves_no_process_behind(tmp_path, sig):
             assert cmd.proc.poll() is None and time.monotonic() < end, cmd.proc.stdout.read()[-3000:]
             time.sleep(0.5)
         from langgraph_sdk import get_sync_client
-        from gaia_mas.rag.state import create_initial_state
+        from gaia_mas.rag.workflows.state import create_initial_state
         client = get_sync_client(url=f"http://127.0.0.1:{port}", timeout=120)
         run = client.runs.wait(client.threads.create()["thread_id"], "sequential",  # a run builds the graph
                                input=create_initial_state("What is a circuit breaker?", "lg-stop", "sequential"))

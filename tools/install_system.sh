@@ -6,7 +6,7 @@
 #     bubblewrap     the sandbox of the expert's Python tool (without it code runs unisolated, with a warning)
 #     nodejs, npm    to run the two Node tools below
 #     python3-venv   only when PY cannot create a virtual environment (Debian splits venv out)
-#     haproxy        the load balancer of the scale-out test (tests/rag/test_service_failover.py)
+#     haproxy        the load balancer of the scale-out test (tests/rag/service/test_app_failover.py)
 #   npm, into tools/mcp/node_modules (never global), pinned by tools/mcp/package-lock.json:
 #     @playwright/mcp         the browser's MCP server (gaia_mas.gaia.browser starts it on demand)
 #     @mermaid-js/mermaid-cli mmdc, draws the graph to a PNG in the app (PUPPETEER_SKIP_DOWNLOAD: it drives Debian's chromium)

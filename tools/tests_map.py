@@ -30,8 +30,9 @@ Two tiers:
   2-core machine with other jobs running, tests/gaia/test_{cli,votes,report}.py took 705 s on two workers and 936 s on
   one, all passing both ways; `make test` keeps one worker until the whole suite has been shown to pass on two.
 
-Files are named after the module they test: `tests/<part>/test_<module>.py`, with a suffix when a module has several
-(`test_service_failover.py`). What a test starts is a pytest marker, not a folder: `postgres` (PostgreSQL),
+Files are named after the module they test: `tests/<part>/test_<module>.py` (`tests/rag/<kb|workflows|service>/` for
+the RAG system's three parts), with a suffix when a module has several (`test_app_failover.py`). What a test
+starts is a pytest marker, not a folder: `postgres` (PostgreSQL),
 `browser` (chromium), `real_server` (a real llama.cpp model or embeddings server), `process` (a server process:
 `gaia-mas serve`, HAProxy, JupyterLab, `langgraph dev`), `subprocess` (another program run to its end: a `gaia-mas`
 command, a script, the sandbox), `slow` (a minute or more); and `security` (an attack replayed). For example,
@@ -58,9 +59,8 @@ def markers_of(test:Path) -> list:
     return [m for m in MARKERS if m in found]
 
 
-def tests_for(part:str, mod:str, mods:list) -> list:
+def tests_for(folder:Path, mod:str, mods:list) -> list:
     "The pytest files for one module: test_<module>.py and test_<module>_*.py, unless a longer module name claims them."
-    folder = ROOT / "tests" / part if part else ROOT / "tests"
     def owner(name): return max((m for m in mods if re.fullmatch(rf"test_{m}(_\w+)?\.py", name)), key=len, default=None)
     return sorted(p for p in folder.glob("test_*.py") if owner(p.name) == mod)
 
@@ -72,15 +72,17 @@ def cell(test:Path) -> str:
 
 
 def rows(part:str, claimed:set) -> list:
-    "Table rows for one part of the package."
-    pkg = ROOT / "gaia_mas" / part
-    out, pys = [], sorted(pkg.glob("[a-z]*.py"))
-    for py in pys:
-        mod = py.stem
-        tests = tests_for(part, mod, [p.stem for p in pys])
-        claimed.update(tests)
-        name = f"gaia_mas.{part}.{mod}" if part else f"gaia_mas.{mod}"
-        out.append(f"| `{name}` | `{notebook_of(py)}` | {'<br>'.join(cell(t) for t in tests) or '-'} |")
+    "Table rows for one part of the package, its subpackages' modules included (tests/rag/kb/ for gaia_mas/rag/kb/)."
+    pkg, out = ROOT / "gaia_mas" / part, []
+    folders = [pkg] + (sorted(d for d in pkg.iterdir() if (d / "__init__.py").exists()) if part else [])
+    for d in folders:
+        pys, sub = sorted(d.glob("[a-z]*.py")), d.relative_to(ROOT / "gaia_mas")
+        for py in pys:
+            mod = py.stem
+            tests = tests_for(ROOT / "tests" / sub, mod, [p.stem for p in pys])
+            claimed.update(tests)
+            name = ".".join(("gaia_mas", *sub.parts, mod))
+            out.append(f"| `{name}` | `{notebook_of(py)}` | {'<br>'.join(cell(t) for t in tests) or '-'} |")
     return out
 
 

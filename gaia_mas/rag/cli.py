@@ -10,9 +10,9 @@ from typing import Optional, Sequence
 from ..core.settings import default_sessions, redact, reveal, settings
 from ..core.guards import printable
 from ..core.utils import run_sync
-from .kb_search import check_metadata
-from .options import empty_kb_note, open_kb_for, parse_filters, parse_meta
-from .rules import PATTERN_CHOICES, PATTERN_HELP
+from .kb.search import check_metadata
+from .kb.options import empty_kb_note, open_kb_for, parse_filters, parse_meta
+from .workflows.rules import PATTERN_CHOICES, PATTERN_HELP
 
 # %% auto #0
 __all__ = ['cmd_ask', 'guarded', 'cmd_ingest', 'cmd_embed', 'named_sources', 'cmd_rm', 'search_filters', 'cited', 'format_hit',
@@ -24,7 +24,7 @@ def _failure(e:BaseException) -> tuple[int, str]:
     "The exit code (2 bad input, 1 failed job) and the one line a failure prints: the problem and the fix."
     msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
     low = msg.lower()
-    from gaia_mas.rag.embeddings import EmbedderError
+    from gaia_mas.rag.kb.embeddings import EmbedderError
     if isinstance(e, EmbedderError): return 2, msg  # names the server and the fix already
     if "database is locked" in low or "database is busy" in low:
         return 1, "the knowledge base is locked by another process (an ingest or rm writing it): run again when it ends"
@@ -94,7 +94,7 @@ def _skipped_lines(skipped:list, verbose:bool) -> None:
 
 def cmd_ingest(args:argparse.Namespace) -> int:
     "gaia-mas rag ingest: files and folders into the knowledge base."
-    from gaia_mas.rag.ingest import ingest
+    from gaia_mas.rag.kb.ingest import ingest
     meta = check_metadata(parse_meta(args.meta), "--meta")
     with _open(args, create=True) as kb:
         bars = not args.no_progress and sys.stderr.isatty()
@@ -110,7 +110,7 @@ def cmd_ingest(args:argparse.Namespace) -> int:
 def cmd_embed(args:argparse.Namespace) -> int:
     "gaia-mas rag embed: add the vectors that chunks are missing (after --no-embed, a stop, or a server that was down)."
     import time
-    from gaia_mas.rag.ingest import backfill_vectors
+    from gaia_mas.rag.kb.ingest import backfill_vectors
     with _open(args) as kb:
         if kb.embeddings is None:
             raise ValueError("no embedder: give --embeddings MODEL (the built-in all-MiniLM-L6-v2 needs no key)")
@@ -133,7 +133,7 @@ def named_sources(kb, # an open knowledge base
 
 def cmd_rm(args:argparse.Namespace) -> int:
     "gaia-mas rag rm: remove documents by the names search results show (or by path); a folder, everything in it."
-    from gaia_mas.rag.sources import SourceNames
+    from gaia_mas.rag.kb.sources import SourceNames
     with _open(args) as kb:
         names = SourceNames.of(kb)
         gone = [s for src in named_sources(kb, names, args.paths) for s in kb.remove(src)]
@@ -149,7 +149,7 @@ def search_filters(items:Sequence[str], # the --filter arguments
                    sources:Sequence[str]=(), # its stored sources
                   ) -> dict:
     "The --filter arguments as a filter dict; `source` names as shown, or paths on this machine, as stored."
-    from gaia_mas.rag.sources import SourceNames, public_filters
+    from gaia_mas.rag.kb.sources import SourceNames, public_filters
     filters = public_filters(parse_filters(items, "--filter"), names or SourceNames({}), sources) or {}
     src = filters.get("source")
     if isinstance(src, dict) and "prefix" in src and not posixpath.isabs(p := src["prefix"]) and Path(p).exists():
@@ -180,7 +180,7 @@ def cmd_search(args:argparse.Namespace) -> int:
     if not args.query.strip():
         raise ValueError("empty query: give the words or question to search for, "
                          "e.g. gaia-mas rag search 'circuit breaker'")
-    from gaia_mas.rag.sources import SourceNames, public_hit
+    from gaia_mas.rag.kb.sources import SourceNames, public_hit
     with _open(args) as kb:
         names = SourceNames.of(kb)
         filters = search_filters(args.filter, names, kb.sources() if args.filter else ())
@@ -195,8 +195,8 @@ def cmd_search(args:argparse.Namespace) -> int:
 # %% ../../nbs/rag/38_cli.ipynb #599f7180
 def cmd_stats(args:argparse.Namespace) -> int:
     "gaia-mas rag stats: documents, chunks, index size and the embedding model."
-    from gaia_mas.rag.ingest import SYSTEM_FIELDS
-    from gaia_mas.rag.sources import SourceNames
+    from gaia_mas.rag.kb.ingest import SYSTEM_FIELDS
+    from gaia_mas.rag.kb.sources import SourceNames
     with _open(args) as kb: s, names, srcs = kb.stats(), SourceNames.of(kb), kb.sources()
     tops = collections.Counter(names.public(x).split("/")[0] if "/" in names.public(x) else "(files)" for x in srcs)
     s = {**s, "url": redact(s["url"]), "names": dict(tops.most_common()),
@@ -215,9 +215,9 @@ def cmd_stats(args:argparse.Namespace) -> int:
 
 # %% ../../nbs/rag/38_cli.ipynb #085de9a2
 async def _sessions(args) -> dict:
-    "The work of `rag sessions` on the store `serve` uses: a listing, or a prune report (gaia_mas.rag.sessions)."
-    from gaia_mas.rag.sessions import list_sessions, prune_sessions, storage_bytes
-    from gaia_mas.rag.system import open_sessions
+    "The work of `rag sessions` on the store `serve` uses: a listing, or a prune report (gaia_mas.rag.workflows.sessions)."
+    from gaia_mas.rag.workflows.sessions import list_sessions, prune_sessions, storage_bytes
+    from gaia_mas.rag.workflows.system import open_sessions
     url = args.sessions or default_sessions(getattr(args, "kb", None))
     async with open_sessions(url) as saver:
         if args.sessions_command == "list": return {"sessions": await list_sessions(saver),
@@ -279,7 +279,7 @@ def print_answer(r:dict) -> None:
 # %% ../../nbs/rag/38_cli.ipynb #01eb7fdf
 async def _ask_once(args, opts:dict) -> dict:
     "One question: the knowledge base checked, the session `ask_session` chooses, the workflow run."
-    from gaia_mas.rag.system import make_rag_system, open_sessions
+    from gaia_mas.rag.workflows.system import make_rag_system, open_sessions
     kb = open_kb_for(opts)
     try:
         if note := empty_kb_note(kb): raise ValueError(note)
@@ -398,8 +398,8 @@ def _ask_parser(rag, add_model_options) -> None:
     _session_options(a); add_model_options(a); a.set_defaults(func=guarded(cmd_rag_ask))
 
 def cmd_serve(args:argparse.Namespace) -> int:
-    "gaia-mas serve: the RAG HTTP service (gaia_mas.rag.service)."
-    from gaia_mas.rag.service import cmd_serve as serve
+    "gaia-mas serve: the RAG HTTP service (gaia_mas.rag.service.serve)."
+    from gaia_mas.rag.service.serve import cmd_serve as serve
     return serve(args)
 
 def _serve_parser(sub, add_model_options) -> None:
@@ -453,7 +453,7 @@ def add_rag_parsers(sub) -> None:
     rag = sub.add_parser("rag", help="the document knowledge base and its question answering")
     rag = rag.add_subparsers(dest="rag_command", required=True)
     _ingest_parsers(rag); _query_parsers(rag); _ask_parser(rag, add_model_options); _sessions_parsers(rag)
-    from gaia_mas.rag.eval import add_eval_parser  # light: its heavy parts load when it runs
+    from gaia_mas.rag.workflows.eval import add_eval_parser  # light: its heavy parts load when it runs
     add_eval_parser(rag, _kb_option, add_model_options, guarded)
     _serve_parser(sub, add_model_options)
 

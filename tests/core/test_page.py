@@ -10,11 +10,11 @@ import pytest
 from gaia_mas.core.testing import LiveServer
 from gaia_mas.core.utils import run_sync
 from gaia_mas.gaia.report import build_report, report_html
-from gaia_mas.rag.eval import answer_all, eval_html, evaluate, scripted_judge
-from gaia_mas.rag.ingest import ingest, sample_dir
-from gaia_mas.rag.kb import HashEmbeddings, open_kb
-from gaia_mas.rag.service import create_app
-from gaia_mas.rag.system import make_rag_system
+from gaia_mas.rag.workflows.eval import answer_all, eval_html, evaluate, scripted_judge
+from gaia_mas.rag.kb.ingest import ingest, sample_dir
+from gaia_mas.rag.kb.api import HashEmbeddings, open_kb
+from gaia_mas.rag.service.app import create_app
+from gaia_mas.rag.workflows.system import make_rag_system
 
 CHROMIUM = "/usr/bin/chromium"
 KEY = "page-key"

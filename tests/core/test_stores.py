@@ -1,6 +1,6 @@
 """The project's stores: every SQLite file opened by `connect_sqlite` (one SQLite library per process), checkpoints that
 rebuild only known types, and private files and folders. Attacks replayed: a crafted checkpoint that names `os.mkdir`
-in the sessions file and in the GAIA runner's checkpoints file (PostgreSQL: tests/rag/test_system_checkpoints.py);
+in the sessions file and in the GAIA runner's checkpoints file (PostgreSQL: tests/rag/workflows/test_system_checkpoints.py);
 stores other users could read."""
 import ast, json, os, sqlite3, stat, subprocess
 from pathlib import Path
@@ -8,7 +8,7 @@ import pytest
 
 from cli_support import GAIA, REPO, gaia, newcomer_env
 from crafted_checkpoint import plant
-from gaia_mas.rag.ingest import sample_dir
+from gaia_mas.rag.kb.ingest import sample_dir
 
 OPENERS = {"sqlite3", "pysqlite3", "aiosqlite"}  # the modules that open SQLite files
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from gaia_mas.core.pg_server import fresh_database, pg_missing, postgres_server
-from gaia_mas.rag.ingest import sample_dir
+from gaia_mas.rag.kb.ingest import sample_dir
 
 _n = itertools.count()
 

@@ -3,7 +3,7 @@ import argparse, json, os, re, subprocess, sys
 from pathlib import Path
 import pytest
 from gaia_mas.rag.cli import add_rag_parsers, parse_filters, parse_meta
-from gaia_mas.rag.ingest import sample_dir
+from gaia_mas.rag.kb.ingest import sample_dir
 
 
 def run(capsys, *argv):
@@ -53,8 +53,8 @@ def test_stats_rm_and_reingest(built, capsys):
 
 def test_one_name_per_document(built, capsys, tmp_path):
     "The CLI names a document as the API and the citations do (docs/..., uploads/...) and takes that name; a path works too."
-    from gaia_mas.rag.ingest import chunk_document
-    from gaia_mas.rag.kb import open_kb
+    from gaia_mas.rag.kb.ingest import chunk_document
+    from gaia_mas.rag.kb.api import open_kb
     note = tmp_path/"team-note.md"; note.write_text("# Team note\n\nThe zebra rota starts on Monday.\n")
     doc, chunks = chunk_document(note); doc["source"] = "uploads/team-note.md"  # as POST /kb/documents stores it
     for c in chunks: c["metadata"]["source"] = doc["source"]
@@ -196,7 +196,7 @@ def test_filter_and_meta_syntax():
 
 @pytest.mark.subprocess
 def test_cli_module_is_light():
-    code = "import sys, gaia_mas.rag.cli; heavy = [m for m in ('langchain_core', 'sqlite_vec', 'psycopg', 'gaia_mas.rag.kb') if m in sys.modules]; print(heavy)"
+    code = "import sys, gaia_mas.rag.cli; heavy = [m for m in ('langchain_core', 'sqlite_vec', 'psycopg', 'gaia_mas.rag.kb.api') if m in sys.modules]; print(heavy)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
 
@@ -245,7 +245,7 @@ def test_ask_without_session_id_starts_fresh_each_run(sample_sqlite, capsys, tmp
     assert (tmp_path/"sessions.sqlite").exists()
 
 
-HEAVY = ("gaia_mas.rag.workflows", "gaia_mas.rag.agents", "gaia_mas.rag.system", "gaia_mas.core.llm", "langgraph",
+HEAVY = ("gaia_mas.rag.workflows.patterns", "gaia_mas.rag.workflows.agents", "gaia_mas.rag.workflows.system", "gaia_mas.core.llm", "langgraph",
          "langchain_openai", "openai")
 
 
@@ -268,7 +268,7 @@ def test_kb_commands_load_no_workflow_agent_or_llm_module(tmp_path, cmd):
     assert rc == 0 and loaded == [], (p.stdout, p.stderr)
 
 
-MODEL_CODE = ("numpy", "langchain_core", "gaia_mas.rag.embeddings")
+MODEL_CODE = ("numpy", "langchain_core", "gaia_mas.rag.kb.embeddings")
 
 
 @pytest.mark.subprocess

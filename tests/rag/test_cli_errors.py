@@ -77,7 +77,7 @@ def test_verbose_shows_the_traceback(tmp_path, docs):
 def test_locked_database_fails_the_ingest(tmp_path, docs, monkeypatch):
     "Files skipped because the database is locked make `rag ingest` exit 1, not 0."
     from gaia_mas.rag.cli import rag_main
-    from gaia_mas.rag.kb import SQLiteKB
+    from gaia_mas.rag.kb.api import SQLiteKB
     def locked(self, *a, **kw): raise sqlite3.OperationalError("database is locked")
     monkeypatch.setattr(SQLiteKB, "write_documents", locked)
     assert rag_main(["rag", "ingest", str(docs), "--kb", f"sqlite:///{tmp_path}/kb.sqlite", "--embeddings", "hash", "--no-progress"]) == 1
