@@ -45,7 +45,7 @@ def test_every_checkpointer_gets_the_strict_serializer():
     "Every checkpointer gaia_mas makes is given `serde` (`checkpoint_serde()`), so none rebuilds arbitrary types."
     found = [f for p in sorted((REPO/"gaia_mas").rglob("*.py")) for f in _saver_calls(p)]
     assert not found, "give each checkpointer serde=checkpoint_serde():\n" + "\n".join(found)
-    assert "checkpoint_serde()" in (REPO/"gaia_mas"/"rag"/"system.py").read_text()
+    assert "checkpoint_serde()" in (REPO/"gaia_mas"/"rag"/"workflows"/"system.py").read_text()
 
 
 def test_the_check_sees_a_direct_connect(tmp_path):
