@@ -40,7 +40,7 @@ async def supervisor_graph(): return await asyncio.to_thread(langgraph_workflow,
 def langgraph_gaia() -> Any:
     "The GAIA multi-agent graph, with the provider of `langgraph_provider` (the scripted dry run without a key)."
     from gaia_mas.gaia.config import load_baseline_prompts, make_agent_configs
-    from gaia_mas.gaia.runner import build_app
+    from gaia_mas.gaia.build import build_app
     configs = make_agent_configs(load_baseline_prompts(), model=os.environ.get("GAIA_MAS_MODEL") or "gpt-4o-mini")
     return build_app(configs, provider=langgraph_provider())[0]
 

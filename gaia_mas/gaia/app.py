@@ -12,7 +12,7 @@ from .config import load_baseline_prompts, make_agent_configs
 from .graph import AGENTS, create_multi_agent_graph
 from .browser import shared_browser
 from ..core.llm import MissingAPIKeyError, llm_factory, supported_providers
-from .runner import build_app
+from .build import build_app
 from .scoring import normalize_answer, question_scorer
 from .tasks import load_tasks
 from ..core.schema import AgentConfig

@@ -4,375 +4,27 @@
 
 # %% ../../nbs/gaia/26_runner.ipynb #79fe44f7
 from __future__ import annotations
-import contextlib, contextvars, hashlib, json, logging, os, sys, threading, time
+import argparse, contextlib, contextvars, logging, sys, threading, time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, as_completed, wait
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
-from langchain_core.callbacks import BaseCallbackHandler
-from langgraph.checkpoint.memory import InMemorySaver
-from .graph import AGENTS, create_multi_agent_graph
-from ..core.llm import llm_factory
+from ..core.guards import printable
 from .scoring import normalize_answer, question_scorer
-from ..core.schema import AgentConfig
-from ..core.settings import cache_dir
-from ..core.stores import checkpoint_serde, connect_sqlite, private_file, sqlite_checkpointer
 from .tasks import ResultWriter, is_failed
-from ..core.testing import ScriptedChatModel
-from .scripted import happy_path_responder, noisy_responder
 from .votes import decided, plurality, runs_to_decide, summed_cost, vote_key, vote_summary
 from ..core.utils import deadline_scope, time_left
-from ..core.llm import make_rate_limiter
+from .checkpoints import forget, resume_mode, run_graph, thread_id_for
+from .deadlines import GRACE_S, Deadline, QuestionTimeout, Stop, VoteStopped, _Threads, call_within
+from .ledger import _COUNTS, Ledger, LedgerWriter, add_spent
+from .logs import StepLogger
+from .tracking import CostTracker, PathTracker
 
 # %% auto #0
-__all__ = ['log', 'step_log', 'GRACE_S', 'real_llms', 'scripted_llm', 'build_app', 'CostTracker', 'JsonFormatter', 'run_logging',
-           'component_of', 'StepLogger', 'PathTracker', 'QuestionTimeout', 'Deadline', 'VoteStopped', 'Stop',
-           'call_within', 'open_checkpointer', 'run_key', 'thread_id_for', 'resume_mode', 'run_graph', 'forget',
-           'Ledger', 'open_ledger', 'add_spent', 'LedgerWriter', 'now_iso', 'run_task', 'run_votes', 'run_batch',
-           'Progress']
+__all__ = ['log', 'now_iso', 'run_task', 'run_votes', 'run_batch', 'Progress']
 
 # %% ../../nbs/gaia/26_runner.ipynb #2e3b5473
 log = logging.getLogger(__name__)
-step_log = logging.getLogger("gaia_mas.steps")
-
-# %% ../../nbs/gaia/26_runner.ipynb #1e840220
-def real_llms(configs:dict[str, AgentConfig], # the agents' configurations
-              llm_timeout:float=120, # seconds per LLM call
-              max_retries:int=6, # retries with exponential backoff on 429, 5xx and timeouts
-              rate_limiter:Any=None, # from `make_rate_limiter`
-              repair_cut:bool=True, # repair a reply cut at max_tokens (OpenAI-compatible servers only)
-             ) -> dict[str, Any]:
-    "Each agent's model, built from its configuration; a missing API key raises `MissingAPIKeyError` here."
-    kw = dict(timeout=llm_timeout, max_retries=max_retries, rate_limiter=rate_limiter)
-    cut = lambda a: {} if repair_cut or configs[a].provider != "openai" else {"repair_cut": False}
-    return {a: llm_factory(configs[a], None, **kw, **cut(a)) for a in AGENTS}
-
-# %% ../../nbs/gaia/26_runner.ipynb #3247d535
-def scripted_llm(answer:str="42", # what every run answers
-                 latency:float=0.0, # seconds each call takes
-                 rate_limiter:Any=None, # from `make_rate_limiter`
-                 wrong:float=0.0, # the share of runs that answer wrongly, see `noisy_responder`
-                 seed:int=0, # the seed of the wrong answers
-                ) -> ScriptedChatModel:
-    "The dry-run model: every agent on the happy path, one research step, answering `answer` (or, if `wrong`, not)."
-    responder = noisy_responder(answer, wrong, seed, 1) if wrong else happy_path_responder(answer, 1)
-    return ScriptedChatModel(responder=responder, latency=latency, rate_limiter=rate_limiter)
-
-# %% ../../nbs/gaia/26_runner.ipynb #8d4d77a5
-def build_app(configs:dict[str, AgentConfig], # the agents' configurations
-              provider:str="openai", # "scripted" for a dry run; otherwise the configurations' provider is used
-              checkpointer:Any=None, # from `open_checkpointer`
-              tracing:bool=False, # attach an Opik tracer (imports opik)
-              llm_timeout:float=120, # seconds per LLM call
-              max_retries:int=6, # retries on 429, 5xx and timeouts
-              rps:Optional[float]=None, # rate limit, requests per second
-              latency:float=0.0, # dry run: seconds per call
-              dry_answer:str="42", # dry run: the answer
-              dry_wrong:float=0.0, # dry run: the share of runs that answer wrongly
-              seed:int=0, # dry run: the seed of the wrong answers
-              repair_cut:bool=True, # repair a reply cut at max_tokens, see `real_llms`
-              guided:bool=False, # fixed steps for a small model, see `Budget`
-             ) -> tuple[Any, Any]:
-    "The compiled graph and its tracer (None unless `tracing`)."
-    limiter = make_rate_limiter(rps)
-    if provider == "scripted":
-        llm = scripted_llm(dry_answer, latency, limiter, dry_wrong, seed)
-        return create_multi_agent_graph(configs, research_tools=[], llms=llm,
-                                        checkpointer=checkpointer, tracing=tracing)
-    return create_multi_agent_graph(configs, llms=real_llms(configs, llm_timeout, max_retries, limiter, repair_cut),
-                                    checkpointer=checkpointer, tracing=tracing, guided=guided)
-
-# %% ../../nbs/gaia/26_runner.ipynb #20135ebf
-from ..core.llm import TokenCounter
-
-class CostTracker(TokenCounter):
-    "Counts a question's LLM calls and their input and output tokens."
-
-# %% ../../nbs/gaia/26_runner.ipynb #a9957fbd
-_RECORD_FIELDS = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
-
-class JsonFormatter(logging.Formatter):
-    "A log record as one JSON object, with the structured fields given in `extra`."
-    def format(self, record:logging.LogRecord) -> str:
-        d = {"ts": datetime.fromtimestamp(record.created, timezone.utc).isoformat(timespec="milliseconds"),
-             "level": record.levelname, "logger": record.name, "msg": record.getMessage()}
-        d |= {k: v for k, v in vars(record).items() if k not in _RECORD_FIELDS}
-        if record.exc_info: d["exc"] = self.formatException(record.exc_info)
-        return json.dumps(d, ensure_ascii=False, default=str)
-
-# %% ../../nbs/gaia/26_runner.ipynb #0c24a1ac
-def _handlers(log_file:Path, verbose:bool) -> list[logging.Handler]:
-    "A JSON file handler, and if `verbose` a console handler for gaia_mas's own records."
-    fh = logging.FileHandler(log_file, encoding="utf-8"); fh.setFormatter(JsonFormatter())
-    if not verbose: return [fh]
-    ch = logging.StreamHandler(); ch.addFilter(logging.Filter("gaia_mas"))
-    ch.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-    return [fh, ch]
-
-@contextlib.contextmanager
-def run_logging(log_file:str|Path, # the run's log file, written as JSON lines
-                verbose:bool=False, # also print gaia_mas's log records on the console
-               ):
-    "Send every log record of a run to `log_file`; the console shows them only if `verbose`."
-    private_file(log_file)  # the log holds questions and answers: 0600, in a 0700 folder if new
-    handlers, root = _handlers(Path(log_file), verbose), logging.getLogger()
-    level = root.level
-    root.setLevel(logging.INFO)
-    for h in handlers: root.addHandler(h)
-    try: yield Path(log_file)
-    finally:
-        for h in handlers: root.removeHandler(h); h.close()
-        root.setLevel(level)
-
-# %% ../../nbs/gaia/26_runner.ipynb #e0125ae7
-def component_of(metadata:dict) -> str:
-    "The node a run belongs to, with its enclosing subgraph nodes: e.g. 'researcher/tools'."
-    ns = metadata.get("langgraph_checkpoint_ns") or ""
-    return "/".join(p.split(":")[0] for p in ns.split("|") if p) or str(metadata.get("langgraph_node"))
-
-# %% ../../nbs/gaia/26_runner.ipynb #66f56c9c
-class StepLogger(BaseCallbackHandler):
-    "Logs one structured line per graph step: task, component, step, duration and outcome."
-    def __init__(self, task_id:str, thread_id:Optional[str]=None):
-        self.task_id, self.thread_id, self._open = task_id, thread_id, {}
-
-    def on_chain_start(self, serialized, inputs, *, run_id, tags=None, metadata=None, **kw):
-        if any(t.startswith("graph:step:") for t in tags or ()): self._open[run_id] = (time.perf_counter(),
-                                                                                       metadata or {})
-    def on_chain_end(self, outputs, *, run_id, **kw): self._close(run_id, outputs)
-    def on_chain_error(self, error, *, run_id, **kw): self._close(run_id, None, error)
-
-    def _close(self, run_id, outputs, error=None):
-        if (opened := self._open.pop(run_id, None)) is None: return
-        t0, md = opened
-        f = {"event": "step", "task_id": self.task_id, "component": component_of(md), "step": md.get("langgraph_step"),
-             "duration_s": round(time.perf_counter() - t0, 4), "status": "error" if error else "ok"}
-        if self.thread_id: f["thread_id"] = self.thread_id   # tells a task's repeats and votes apart
-        if isinstance(outputs, dict) and outputs.get("current_step"): f["current_step"] = outputs["current_step"]
-        if error is not None: f["error"] = f"{type(error).__name__}: {error}"
-        step_log.info("%s (step %s) took %.3f s", f["component"], f["step"], f["duration_s"], extra=f)
-
-# %% ../../nbs/gaia/26_runner.ipynb #6fd59462
-class PathTracker(BaseCallbackHandler):
-    "A run's path: the agents in the order they ran, the critics' rejections and the tool calls."
-    def __init__(self):
-        self.agents, self.rejections, self.tool_calls, self._steps, self._lock = [], 0, 0, set(), threading.Lock()
-
-    def on_chain_start(self, serialized, inputs, *, run_id, tags=None, metadata=None, **kw):
-        if not any(t.startswith("graph:step:") for t in tags or ()): return
-        agent = component_of(metadata or {}).split("/")[0]
-        with self._lock:
-            self._steps.add(run_id)
-            if not self.agents or self.agents[-1] != agent: self.agents.append(agent)
-
-    def on_chain_end(self, outputs, *, run_id, **kw):
-        if run_id not in self._steps or not isinstance(outputs, dict): return
-        rejected = any(k.startswith("critic") and k.endswith("_decision") and v == "reject" for k, v in outputs.items())
-        with self._lock: self.rejections += rejected
-
-    def on_tool_start(self, serialized, input_str, **kw):
-        with self._lock: self.tool_calls += 1
-
-    def summary(self) -> dict:
-        "The path as a record field."
-        return {"agents": list(self.agents), "critic_rejections": self.rejections, "tool_calls": self.tool_calls}
-
-# %% ../../nbs/gaia/26_runner.ipynb #e62aa366
-class QuestionTimeout(BaseException):
-    "A question ran out of time; a BaseException, so the agents' error capture lets it through."
-
-class Deadline(BaseCallbackHandler):
-    "Stops a run at its next step, model call or tool call once `seconds` have passed."
-    raise_error = True
-    def __init__(self, seconds:float): self.seconds, self.at = seconds, time.monotonic() + seconds
-
-    def check(self, *args, **kw):
-        "Raise `QuestionTimeout` if the time is up."
-        if time.monotonic() > self.at: raise QuestionTimeout(f"no answer within {self.seconds:g} s")
-    on_chain_start = on_chat_model_start = on_llm_start = on_tool_start = check
-
-class VoteStopped(QuestionTimeout):
-    "One run of a vote stopped because the vote was decided without it."
-
-class Stop(BaseCallbackHandler):
-    "Stops a run at its next step, model call or tool call once `event` is set."
-    raise_error = True
-    def __init__(self, event:threading.Event): self.event = event
-
-    def check(self, *args, **kw):
-        "Raise `VoteStopped` if the event is set."
-        if self.event.is_set(): raise VoteStopped("the vote was decided without this run")
-    on_chain_start = on_chat_model_start = on_llm_start = on_tool_start = check
-
-# %% ../../nbs/gaia/26_runner.ipynb #b1d7a002
-GRACE_S = 2.0  # seconds the runner waits past a question's deadline for it to stop by itself
-
-class _Threads(BaseCallbackHandler):
-    "Remembers the threads a question's model and tool calls ran on."
-    ignore_chain = True
-    def __init__(self): self.seen = set()
-    def note(self, *args, **kw): self.seen.add(threading.current_thread())
-    on_chat_model_start = on_llm_start = on_tool_start = note
-
-def _let_go(threads) -> None:
-    "Let the interpreter exit without joining these pool threads (one stuck in a call would hold the exit)."
-    from concurrent.futures import thread as pool_threads
-    queues = getattr(pool_threads, "_threads_queues", {})   # CPython's list of pool threads to join at exit
-    for t in threads: queues.pop(t, None)
-
-
-# %% ../../nbs/gaia/26_runner.ipynb #b1d7a003
-def call_within(f:Callable[[], Any], # what to run
-                seconds:float, # the most to wait for it
-                threads:Optional[_Threads]=None, # the threads `f` ran on, let go of if it is abandoned
-                budget:Optional[float]=None, # the question's budget, for the message; `seconds` if None
-               ) -> Any:
-    "`f()` on a daemon thread in the current context; `QuestionTimeout` if it is not done within `seconds`."
-    box, done, ctx = {}, threading.Event(), contextvars.copy_context()
-    def target():
-        try: box["value"] = ctx.run(f)
-        except BaseException as e: box["error"] = e
-        finally: done.set()
-    threading.Thread(target=target, name="gaia-question", daemon=True).start()
-    if not done.wait(seconds):
-        if threads: _let_go(threads.seen)
-        late = f" {seconds - budget:.3g} s later" if budget is not None else ""
-        raise QuestionTimeout(f"no answer within {budget if budget is not None else seconds:.3g} s; a call in flight "
-                              f"ignored the deadline and was left behind{late}")
-    if "error" in box: raise box["error"]
-    return box["value"]
-
-# %% ../../nbs/gaia/26_runner.ipynb #7c8bac4d
-@contextlib.contextmanager
-def open_checkpointer(folder:Optional[str|Path]=None, # folder of checkpoints.sqlite; `cache_dir()` if None
-                      memory:bool=False, # keep checkpoints in memory instead
-                     ):
-    "A LangGraph checkpointer: SQLite on one file in the cache folder, or in memory."
-    if memory: yield InMemorySaver(serde=checkpoint_serde()); return
-    saver = sqlite_checkpointer(Path(folder or cache_dir())/"checkpoints.sqlite")  # only known types are rebuilt
-    try: yield saver
-    finally: saver.conn.close()
-
-# %% ../../nbs/gaia/26_runner.ipynb #72ba921d
-def run_key(out:str|Path, # the results file
-           ) -> str:
-    "A short key for a results file."
-    return hashlib.sha1(str(Path(out).resolve()).encode()).hexdigest()[:10]
-
-def thread_id_for(task_id:str, # the task
-                  key:str="", # the run's key, from `run_key`
-                  repeat:int=0, # which repeat of the task (repeat 0 keeps the thread ids of runs without repeats)
-                  vote:Optional[int]=None, # which run of a vote, if the task is voted on
-                 ) -> str:
-    "The checkpoint thread of a task (one repeat of it, one run of its vote) in a run."
-    tid = str(task_id) + (f"#r{repeat}" if repeat else "") + (f"#v{vote}" if vote is not None else "")
-    return f"{tid}@{key}" if key else tid
-
-# %% ../../nbs/gaia/26_runner.ipynb #d9b4e1e3
-def resume_mode(app, # a compiled graph
-                thread_id:str, # the task's thread
-               ) -> str:
-    "'new', 'unfinished' (continue it) or 'finished' (read its final state back)."
-    try: snap = app.get_state({"configurable": {"thread_id": thread_id}})
-    except ValueError: return "new"   # no checkpointer
-    if not snap.values: return "new"
-    if snap.next: return "unfinished"
-    return "finished" if snap.values.get("final_answer") else "new"
-
-# %% ../../nbs/gaia/26_runner.ipynb #97df5ebf
-def run_graph(app, # a compiled graph
-              task:dict, # the task, from `load_tasks`
-              config:dict, # run config with the thread id and callbacks
-              mode:str="new", # from `resume_mode`
-              durability:str="async", # when steps are saved: "async" (as the next runs), "sync" (before) or "exit"
-             ) -> dict:
-    "The task's final state: read back, continued from the last completed step, or from a fresh run."
-    if mode == "finished": return app.get_state({"configurable": config["configurable"]}).values
-    inputs = None if mode == "unfinished" else {"question": task["question"], "file": task.get("file")}
-    return app.invoke(inputs, config, **({"durability": durability} if app.checkpointer is not None else {}))
-
-def forget(app, # a compiled graph
-           thread_id:str, # a finished task's thread
-           ledger=None, # its `Ledger` (defined below), whose entry goes too
-          ) -> None:
-    "Delete a thread's checkpoints (and its ledger entry), once its answer is safely written."
-    if app.checkpointer is not None: app.checkpointer.delete_thread(thread_id)
-    if ledger is not None: ledger.drop(thread_id)
-
-# %% ../../nbs/gaia/26_runner.ipynb #41aff339
-class Ledger:
-    "What each checkpoint thread's attempts have spent: calls, tokens, seconds and path, by thread id."
-    def __init__(self, path:Optional[str|Path]=None): # a SQLite file; None keeps the ledger in memory
-        self.path, self.closed = None if path is None else str(path), False
-        self.conn = connect_sqlite(path or ":memory:", check_same_thread=False)
-        self.conn.execute("PRAGMA journal_mode=WAL"); self.conn.execute("PRAGMA synchronous=NORMAL")
-        self.lock = threading.Lock()
-        with self.lock, self.conn:
-            self.conn.execute("CREATE TABLE IF NOT EXISTS spent (thread_id TEXT PRIMARY KEY, spent TEXT NOT NULL)")
-
-    def _run(self, sql:str, args:tuple) -> Optional[tuple]:
-        "One statement, committed, and its first row; after `close`, through a connection of its own (none in memory)."
-        with self.lock:
-            if not self.closed:
-                with self.conn: return self.conn.execute(sql, args).fetchone()
-            if self.path is None: return None
-            with contextlib.closing(connect_sqlite(self.path)) as late, late:
-                return late.execute(sql, args).fetchone()
-
-    def get(self, tid:str) -> dict:
-        "What thread `tid` has spent so far; {} if nothing is recorded."
-        row = self._run("SELECT spent FROM spent WHERE thread_id = ?", (tid,))
-        return json.loads(row[0]) if row else {}
-
-    def put(self, tid:str, spent:dict) -> None:
-        "Record what thread `tid` has spent so far."
-        self._run("INSERT OR REPLACE INTO spent VALUES (?, ?)", (tid, json.dumps(spent)))
-
-    def drop(self, tid:str) -> None:
-        "Forget thread `tid`."
-        self._run("DELETE FROM spent WHERE thread_id = ?", (tid,))
-
-    def close(self) -> None:
-        "Close the connection; calls still in flight (a run stopped by a second Ctrl-C) write through one of their own."
-        with self.lock: self.closed = True; self.conn.close()
-
-# %% ../../nbs/gaia/26_runner.ipynb #22da60c1
-@contextlib.contextmanager
-def open_ledger(folder:Optional[str|Path]=None, # folder of ledger.sqlite; `cache_dir()` if None
-                memory:bool=False, # keep it in memory, as the in-memory checkpointer keeps checkpoints
-               ):
-    "The ledger of a run, beside its checkpoints."
-    ledger = Ledger(None if memory else Path(folder or cache_dir())/"ledger.sqlite")
-    try: yield ledger
-    finally: ledger.close()
-
-# %% ../../nbs/gaia/26_runner.ipynb #0e04c0f0
-_COUNTS = ("llm_calls", "input_tokens", "output_tokens", "wall_time_s")
-
-def add_spent(before:dict, # what earlier attempts spent, from the ledger ({} if none)
-              now:dict, # what this attempt has spent
-             ) -> dict:
-    "The two attempts together: counts summed, paths joined."
-    if not before: return now
-    p, q = before.get("path") or {}, now.get("path") or {}
-    a, b = list(p.get("agents") or []), list(q.get("agents") or [])
-    path = {"agents": a + (b[1:] if a and b and b[0] == a[-1] else b),
-            **{k: (p.get(k) or 0) + (q.get(k) or 0) for k in ("critic_rejections", "tool_calls")}}
-    return {**{k: round((before.get(k) or 0) + (now.get(k) or 0), 3) for k in _COUNTS}, "path": path}
-
-# %% ../../nbs/gaia/26_runner.ipynb #dac38bce
-class LedgerWriter(BaseCallbackHandler):
-    "After every graph step and model call, records in the ledger what the thread has spent so far."
-    def __init__(self, ledger:Ledger, # where to write
-                 tid:str, # the thread
-                 spent:Callable[[], dict], # what the thread has spent so far
-                ): self.ledger, self.tid, self.spent, self._steps = ledger, tid, spent, set()
-
-    def on_chain_start(self, serialized, inputs, *, run_id, tags=None, **kw):
-        if any(t.startswith("graph:step:") for t in tags or ()): self._steps.add(run_id)
-    def on_chain_end(self, outputs, *, run_id, **kw):
-        if run_id in self._steps: self._steps.discard(run_id); self.ledger.put(self.tid, self.spent())
-    def on_llm_end(self, response, **kw): self.ledger.put(self.tid, self.spent())
 
 # %% ../../nbs/gaia/26_runner.ipynb #2b65d313
 def now_iso() -> str: return datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -588,3 +240,32 @@ class Progress:
         self.bar.set_postfix({"failed": self.failed, **acc}, refresh=False); self.bar.update(1)
 
     def close(self) -> None: self.bar.close()
+
+# %% ../../nbs/gaia/26_runner.ipynb #3d7b2405
+def _missing_files(tasks:list[dict]) -> None:
+    "Say which tasks run without their attachment, as it is not on disk (their records say so too)."
+    missing = [t for t in tasks if t["file"] and not Path(t["file"]).exists()]
+    if not missing: return
+    n = len(missing)
+    print(f"gaia-mas: warning: {n} {'task runs' if n == 1 else 'tasks run'} without {'its' if n == 1 else 'their'} "
+          f"attachment, which is not on disk (e.g. {printable(missing[0]['file'])}); the results and the report say so",
+          file=sys.stderr)
+
+# %% ../../nbs/gaia/26_runner.ipynb #fded1fbe
+def _todo(args:argparse.Namespace, tasks:list[dict], out:Path, stack:contextlib.ExitStack) -> list[dict]:
+    "The (task, repeat) pairs still to answer in `out`, failures dropped first with --retry-failed; says how many."
+    from gaia_mas.gaia.tasks import drop_failed, exclusive, pending_tasks, read_results
+    records = read_results(out)
+    if args.retry_failed and (kept := drop_failed(out, records)) is not records:
+        records = kept; stack.enter_context(exclusive(out))  # the file was replaced: lock the new one too
+    todo, n = pending_tasks(tasks, records, args.repeats), len(tasks) * args.repeats
+    print(f"{n} {'answers' if args.repeats > 1 else 'tasks'}: {n - len(todo)} already answered in {out}, "
+          f"{len(todo)} to run", file=sys.stderr)
+    return todo
+
+# %% ../../nbs/gaia/26_runner.ipynb #1bf08f8f
+def _check_run_options(args:argparse.Namespace) -> None:
+    "Options that cannot work, refused before anything is read or written."
+    for name in ("repeats", "votes", "concurrency", "limit"):
+        if (v := getattr(args, name)) is not None and v < 1: raise ValueError(f"--{name} must be at least 1, not {v}")
+    if args.timeout <= 0: raise ValueError(f"--timeout must be a positive number of seconds, not {args.timeout:g}")

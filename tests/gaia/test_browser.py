@@ -139,7 +139,7 @@ ASK = """
 import re, sys
 from langchain_core.messages import AIMessage, ToolMessage
 from gaia_mas import cli
-from gaia_mas.gaia import runner
+from gaia_mas.gaia import build as runner
 from gaia_mas.gaia.graph import create_multi_agent_graph
 from gaia_mas.core.testing import ScriptedChatModel
 from gaia_mas.gaia.scripted import happy_path_responder, role_of
