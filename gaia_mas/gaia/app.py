@@ -8,21 +8,19 @@ import asyncio, html, json, logging, os, shutil, subprocess, tempfile, time
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Optional
 from langchain_core.messages import AIMessage, ToolMessage
-from .config import load_baseline_prompts, make_agent_configs
-from .graph import AGENTS, create_multi_agent_graph
+from .graph import AGENTS
 from .browser import shared_browser
 from ..core.llm import MissingAPIKeyError, llm_factory, supported_providers
-from .build import build_app
+from .build import agent_configs, build_app
 from .scoring import normalize_answer, question_scorer
 from .tasks import load_tasks
 from ..core.schema import AgentConfig
-from ..core.testing import ScriptedChatModel
 from .scripted import happy_path_responder, role_of
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['log', 'RETRY_AGENTS', 'agent_configs', 'demo_responder', 'build_graph', 'Mermaid', 'graph_mermaid', 'quarto_mermaid',
-           'mmdc_path', 'graph_dot', 'save_graph_png', 'describe_update', 'stream_run', 'score_answer', 'key_problem',
+__all__ = ['log', 'RETRY_AGENTS', 'demo_responder', 'build_graph', 'Mermaid', 'graph_mermaid', 'quarto_mermaid', 'mmdc_path',
+           'graph_dot', 'save_graph_png', 'describe_update', 'stream_run', 'score_answer', 'key_problem',
            'default_provider', 'GaiaRunner', 'vote', 'ReportFrame', 'show_report', 'question_trace']
 
 # %% ../../nbs/gaia/29_app.ipynb #ccacde78
@@ -30,16 +28,6 @@ log = logging.getLogger(__name__)
 
 # %% ../../nbs/gaia/29_app.ipynb #d6e2d33c
 RETRY_AGENTS = ("planner", "researcher", "expert")
-
-def agent_configs(provider:str="openai", # an LLM provider, as `llm_factory` accepts
-                  model:str="gpt-4o-mini", # the model of every agent
-                  base_url:Optional[str]=None, # an OpenAI-compatible server; None for the provider's own
-                  retry_limits:Optional[dict[str, int]]=None, # retry limit per agent: planner, researcher, expert
-                 ) -> dict[str, AgentConfig]:
-    "The five agent configurations for `provider` and `model`, with per-agent retry limits."
-    overrides = {a: {"retry_limit": n} for a, n in (retry_limits or {}).items()}
-    return make_agent_configs(load_baseline_prompts(), provider=provider, model=model,
-                              base_url=base_url or None, overrides=overrides)
 
 # %% ../../nbs/gaia/29_app.ipynb #a08f0ca2
 def demo_responder(answer:str="Paris", # what the finalizer answers
@@ -66,13 +54,11 @@ def build_graph(provider:str="scripted", # "scripted" for the scripted model, or
                ):
     "The compiled multi-agent graph for `provider`."
     scripted = provider in ("scripted", "demo")   # "demo" is another name for it
-    configs = agent_configs("openai" if scripted else provider, model, base_url, retry_limits)
-    if not scripted:
-        llm_factory(configs["planner"])   # a missing key stops here, before a browser starts
-        shared_browser(notice or log.warning)
-        return build_app(configs, provider)[0]
-    llm = ScriptedChatModel(responder=demo_responder(demo_answer), latency=demo_latency)
-    return create_multi_agent_graph(configs, research_tools=[], llms=llm)[0]
+    configs = agent_configs("openai" if scripted else provider, model, base_url, retry_limits=retry_limits)
+    if scripted: return build_app(configs, "scripted", latency=demo_latency, responder=demo_responder(demo_answer))[0]
+    llm_factory(configs["planner"])   # a missing key stops here, before a browser starts
+    shared_browser(notice or log.warning)
+    return build_app(configs, provider)[0]
 
 # %% ../../nbs/gaia/29_app.ipynb #a4c75c17
 class Mermaid:

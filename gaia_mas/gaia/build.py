@@ -4,15 +4,33 @@
 
 # %% ../../nbs/gaia/26a_build.ipynb #83500a23
 from __future__ import annotations
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 from .graph import AGENTS, create_multi_agent_graph
 from ..core.llm import llm_factory, make_rate_limiter
 from ..core.schema import AgentConfig
 from ..core.testing import ScriptedChatModel
+from ..core.utils import prompts_dir
+from .config import budget_overrides, load_baseline_prompts, make_agent_configs
 from .scripted import happy_path_responder, noisy_responder
+if TYPE_CHECKING: from gaia_mas.gaia.config import Budget
 
 # %% auto #0
-__all__ = ['real_llms', 'scripted_llm', 'build_app']
+__all__ = ['agent_configs', 'real_llms', 'scripted_llm', 'build_app']
+
+# %% ../../nbs/gaia/26a_build.ipynb #8e2a1ba6
+def agent_configs(provider:str="openai", # an LLM provider, as `llm_factory` accepts
+                  model:str="gpt-4o-mini", # the model of every agent
+                  base_url:Optional[str]=None, # an OpenAI-compatible server; None for the provider's own
+                  budget:Optional[Budget]=None, # the question's budget: its prompts, retries and reply limits
+                  max_tokens:Optional[dict[str, int]]=None, # reply limits by agent, over the budget's
+                  retry_limits:Optional[dict[str, int]]=None, # retry limits by agent: planner, researcher, expert
+                 ) -> dict[str, AgentConfig]:
+    "The five agents' configurations the options ask for: the budget's prompts and limits, the given ones over them."
+    prompts = load_baseline_prompts(prompts_dir(budget.prompts) if budget else None)
+    over = budget_overrides(budget, max_tokens) if budget else {a: {"max_tokens": n} for a, n in (max_tokens or {}).items()}
+    for a, n in (retry_limits or {}).items(): over[a] = {**over.get(a, {}), "retry_limit": n}
+    return make_agent_configs(prompts, provider=provider, model=model, overrides=over, base_url=base_url or None,
+                              **({"retry_limit": budget.retry_limit} if budget else {}))
 
 # %% ../../nbs/gaia/26a_build.ipynb #1e840220
 def real_llms(configs:dict[str, AgentConfig], # the agents' configurations
@@ -32,9 +50,11 @@ def scripted_llm(answer:str="42", # what every run answers
                  rate_limiter:Any=None, # from `make_rate_limiter`
                  wrong:float=0.0, # the share of runs that answer wrongly, see `noisy_responder`
                  seed:int=0, # the seed of the wrong answers
+                 responder:Optional[Callable]=None, # replies of your own, in place of the happy path
                 ) -> ScriptedChatModel:
     "The dry-run model: every agent on the happy path, one research step, answering `answer` (or, if `wrong`, not)."
-    responder = noisy_responder(answer, wrong, seed, 1) if wrong else happy_path_responder(answer, 1)
+    if responder is None:
+        responder = noisy_responder(answer, wrong, seed, 1) if wrong else happy_path_responder(answer, 1)
     return ScriptedChatModel(responder=responder, latency=latency, rate_limiter=rate_limiter)
 
 # %% ../../nbs/gaia/26a_build.ipynb #8d4d77a5
@@ -51,11 +71,12 @@ def build_app(configs:dict[str, AgentConfig], # the agents' configurations
               seed:int=0, # dry run: the seed of the wrong answers
               repair_cut:bool=True, # repair a reply cut at max_tokens, see `real_llms`
               guided:bool=False, # fixed steps for a small model, see `Budget`
+              responder:Optional[Callable]=None, # dry run: replies of your own, see `scripted_llm`
              ) -> tuple[Any, Any]:
     "The compiled graph and its tracer (None unless `tracing`)."
     limiter = make_rate_limiter(rps)
     if provider == "scripted":
-        llm = scripted_llm(dry_answer, latency, limiter, dry_wrong, seed)
+        llm = scripted_llm(dry_answer, latency, limiter, dry_wrong, seed, responder)
         return create_multi_agent_graph(configs, research_tools=[], llms=llm,
                                         checkpointer=checkpointer, tracing=tracing)
     return create_multi_agent_graph(configs, llms=real_llms(configs, llm_timeout, max_retries, limiter, repair_cut),

@@ -4,13 +4,13 @@
 
 # %% ../../nbs/gaia/28_cli.ipynb #14484ee5
 from __future__ import annotations
-import argparse, contextlib, json, os, sys
+import argparse, json, sys
 from pathlib import Path
 from typing import Optional, Sequence
 from ..core.guards import printable
 from ..core.settings import add_model_options
 from .scoring import GOLD_KEYS
-from .session import _check_key, _configs, apply_budget, log_path, logs_dir, session
+from .session import apply_budget, log_path, logs_dir, session
 
 # %% auto #0
 __all__ = ['REQUIRE_SANDBOX_HELP', 'tool_calls', 'cmd_ask', 'cmd_run', 'gold_of_results', 'cmd_score', 'cmd_course_fetch',
@@ -84,27 +84,10 @@ def _summary(out:Path, tasks:list[dict], log_file:Path, repeats:int=1) -> str:
 
 # %% ../../nbs/gaia/28_cli.ipynb #989eaf7d
 def cmd_run(args:argparse.Namespace) -> int:
-    "Answer a task file's tasks: concurrently, resumably, one synced line per answer."
-    from gaia_mas.gaia.runner import Progress, _check_run_options, _missing_files, _todo, run_batch
-    from gaia_mas.gaia.checkpoints import run_key
-    from gaia_mas.gaia.ledger import open_ledger
-    from gaia_mas.gaia.tasks import ResultWriter, exclusive, load_tasks, no_task_answered, read_results
-    budget = apply_budget(args)
-    _check_run_options(args)
-    tasks, out = load_tasks(args.tasks, args.level, args.task_id, args.limit), Path(args.out)
-    _missing_files(tasks)
-    if args.provider != "scripted": _check_key(_configs(args, budget))  # before the results file is made
-    log_file = log_path(logs_dir(args), out.stem)
-    with exclusive(out), contextlib.ExitStack() as stack:
-        todo = _todo(args, tasks, out, stack)
-        ledger = stack.enter_context(open_ledger(args.cache_dir, args.memory))
-        app, tracer = stack.enter_context(session(args, log_file, budget))
-        bar = Progress(len(todo), {t["task_id"]: t["gold"] for t in tasks if t["gold"]}, enabled=not args.no_progress)
-        extra = {"model": "scripted" if args.provider == "scripted" else args.model}
-        try: run_batch(app, todo, ResultWriter(out), args.concurrency, args.timeout, run_key(out),
-                       [tracer] if tracer else [], bar, votes=args.votes, early_stop=args.votes_early_stop,
-                       extra=extra, ledger=ledger)
-        finally: bar.close()
+    "Answer a task file's tasks with `gaia.runner.run_file`, then print what the run left."
+    from gaia_mas.gaia.runner import run_file
+    from gaia_mas.gaia.tasks import no_task_answered, read_results
+    tasks, out, log_file = run_file(args)
     print(_summary(out, tasks, log_file, args.repeats))
     if not no_task_answered(tasks, read_results(out, repair=False)): return 0
     print(f"gaia-mas: none of the {len(tasks)} selected tasks could be answered; see the errors in {out} "

@@ -9,7 +9,7 @@ from typing import Any, Callable, Optional
 from langchain_core.callbacks import BaseCallbackHandler
 
 # %% auto #0
-__all__ = ['GRACE_S', 'QuestionTimeout', 'Deadline', 'VoteStopped', 'Stop', 'call_within']
+__all__ = ['GRACE_S', 'QuestionTimeout', 'Deadline', 'VoteStopped', 'Stop', 'CallThreads', 'call_within']
 
 # %% ../../nbs/gaia/26d_deadlines.ipynb #e62aa366
 class QuestionTimeout(BaseException):
@@ -41,7 +41,7 @@ class Stop(BaseCallbackHandler):
 # %% ../../nbs/gaia/26d_deadlines.ipynb #b1d7a002
 GRACE_S = 2.0  # seconds the runner waits past a question's deadline for it to stop by itself
 
-class _Threads(BaseCallbackHandler):
+class CallThreads(BaseCallbackHandler):
     "Remembers the threads a question's model and tool calls ran on."
     ignore_chain = True
     def __init__(self): self.seen = set()
@@ -58,7 +58,7 @@ def _let_go(threads) -> None:
 # %% ../../nbs/gaia/26d_deadlines.ipynb #b1d7a003
 def call_within(f:Callable[[], Any], # what to run
                 seconds:float, # the most to wait for it
-                threads:Optional[_Threads]=None, # the threads `f` ran on, let go of if it is abandoned
+                threads:Optional[CallThreads]=None, # the threads `f` ran on, let go of if it is abandoned
                 budget:Optional[float]=None, # the question's budget, for the message; `seconds` if None
                ) -> Any:
     "`f()` on a daemon thread in the current context; `QuestionTimeout` if it is not done within `seconds`."

@@ -12,7 +12,7 @@ from ..core.settings import cache_dir
 from ..core.stores import connect_sqlite
 
 # %% auto #0
-__all__ = ['Ledger', 'open_ledger', 'add_spent', 'LedgerWriter']
+__all__ = ['SPENT_COUNTS', 'Ledger', 'open_ledger', 'add_spent', 'LedgerWriter']
 
 # %% ../../nbs/gaia/26f_ledger.ipynb #41aff339
 class Ledger:
@@ -62,7 +62,7 @@ def open_ledger(folder:Optional[str|Path]=None, # folder of ledger.sqlite; `cach
     finally: ledger.close()
 
 # %% ../../nbs/gaia/26f_ledger.ipynb #0e04c0f0
-_COUNTS = ("llm_calls", "input_tokens", "output_tokens", "wall_time_s")
+SPENT_COUNTS = ("llm_calls", "input_tokens", "output_tokens", "wall_time_s")
 
 def add_spent(before:dict, # what earlier attempts spent, from the ledger ({} if none)
               now:dict, # what this attempt has spent
@@ -73,7 +73,7 @@ def add_spent(before:dict, # what earlier attempts spent, from the ledger ({} if
     a, b = list(p.get("agents") or []), list(q.get("agents") or [])
     path = {"agents": a + (b[1:] if a and b and b[0] == a[-1] else b),
             **{k: (p.get(k) or 0) + (q.get(k) or 0) for k in ("critic_rejections", "tool_calls")}}
-    return {**{k: round((before.get(k) or 0) + (now.get(k) or 0), 3) for k in _COUNTS}, "path": path}
+    return {**{k: round((before.get(k) or 0) + (now.get(k) or 0), 3) for k in SPENT_COUNTS}, "path": path}
 
 # %% ../../nbs/gaia/26f_ledger.ipynb #dac38bce
 class LedgerWriter(BaseCallbackHandler):

@@ -12,7 +12,7 @@ from ..core.settings import cache_dir
 if TYPE_CHECKING: from gaia_mas.gaia.config import Budget
 
 # %% auto #0
-__all__ = ['NO_KEY_HINT', 'log_path', 'logs_dir', 'apply_budget', 'session']
+__all__ = ['NO_KEY_HINT', 'log_path', 'logs_dir', 'check_key', 'apply_budget', 'configs_of', 'session']
 
 # %% ../../nbs/gaia/26g_session.ipynb #36147bf3
 def log_path(folder:Path, # where the run's logs go
@@ -28,7 +28,7 @@ def logs_dir(args:argparse.Namespace) -> Path:
 # %% ../../nbs/gaia/26g_session.ipynb #a09f2b89
 NO_KEY_HINT = "For a dry run with no key and no network, add --provider scripted."
 
-def _check_key(configs:dict) -> None:
+def check_key(configs:dict) -> None:
     "Build the planner's model, so that a missing API key stops the command before anything is written."
     from gaia_mas.core.llm import MissingAPIKeyError, llm_factory
     try: llm_factory(configs["planner"])
@@ -37,7 +37,7 @@ def _check_key(configs:dict) -> None:
 def _first_model(configs:dict) -> None:
     "Build the planner's model and check the sandbox, so that a missing key or sandbox stops the command early."
     from gaia_mas.gaia.sandbox import sandbox_mode
-    _check_key(configs)
+    check_key(configs)
     sandbox_mode()  # one line when model-written code would run unisolated; --require-sandbox refuses here
 
 # %% ../../nbs/gaia/26g_session.ipynb #a63b16c9
@@ -56,15 +56,13 @@ def apply_budget(args:argparse.Namespace) -> Budget:
 
 def _provider(args:argparse.Namespace) -> str: return "openai" if args.provider == "scripted" else args.provider
 
-def _configs(args:argparse.Namespace, budget:Budget) -> dict:
+def configs_of(args:argparse.Namespace, # parsed options, see `add_model_options` and `add_budget_option`
+               budget:Budget, # the question's budget, from `apply_budget`
+              ) -> dict:
     "The agents' configurations the options and the budget ask for (--max-tokens over the budget's limits)."
-    from gaia_mas.core.utils import prompts_dir
-    from gaia_mas.gaia.config import budget_overrides, load_baseline_prompts, make_agent_configs, parse_max_tokens
-    extra = {"base_url": args.base_url} if args.base_url else {}
-    tokens = parse_max_tokens(getattr(args, "max_tokens", None))
-    return make_agent_configs(load_baseline_prompts(prompts_dir(budget.prompts)), provider=_provider(args),
-                              model=args.model, retry_limit=budget.retry_limit,
-                              overrides=budget_overrides(budget, tokens), **extra)
+    from gaia_mas.gaia.build import agent_configs
+    from gaia_mas.gaia.config import parse_max_tokens
+    return agent_configs(_provider(args), args.model, args.base_url, budget, parse_max_tokens(getattr(args, "max_tokens", None)))
 
 def _served_model(args:argparse.Namespace, base:Optional[str]) -> str:
     "The model a --base-url or OPENAI_BASE_URL server says it serves, when no --model was given; else gpt-4o-mini."
@@ -99,7 +97,7 @@ def session(args:argparse.Namespace, # parsed options, see `add_model_options`
         saver = stack.enter_context(open_checkpointer(args.cache_dir, args.memory))
         if "GAIA_MAS_TOOL_BUDGET" not in os.environ:
             stack.enter_context(modified_env(GAIA_MAS_TOOL_BUDGET=str(budget.tool_chars)))
-        configs = _configs(args, budget)
+        configs = configs_of(args, budget)
         if args.provider != "scripted": _first_model(configs); _browser(stack, budget)
         app, tracer = build_app(configs, args.provider, saver, args.trace, args.llm_timeout, args.max_retries,
                                 args.rps, args.latency, args.dry_answer, getattr(args, "dry_wrong", 0.0),

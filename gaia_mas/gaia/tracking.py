@@ -9,13 +9,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from .logs import component_of
 
 # %% auto #0
-__all__ = ['CostTracker', 'PathTracker']
-
-# %% ../../nbs/gaia/26c_tracking.ipynb #20135ebf
-from ..core.llm import TokenCounter
-
-class CostTracker(TokenCounter):
-    "Counts a question's LLM calls and their input and output tokens."
+__all__ = ['PathTracker']
 
 # %% ../../nbs/gaia/26c_tracking.ipynb #6fd59462
 class PathTracker(BaseCallbackHandler):
