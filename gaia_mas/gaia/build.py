@@ -5,7 +5,7 @@
 # %% ../../nbs/gaia/26a_build.ipynb #83500a23
 from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Optional
-from .graph import AGENTS, create_multi_agent_graph
+from .graph import AGENTS, TOOL_AGENTS, create_multi_agent_graph
 from ..core.llm import llm_factory, make_rate_limiter
 from ..core.schema import AgentConfig
 from ..core.testing import ScriptedChatModel
@@ -42,7 +42,7 @@ def real_llms(configs:dict[str, AgentConfig], # the agents' configurations
     "Each agent's model, built from its configuration; a missing API key raises `MissingAPIKeyError` here."
     kw = dict(timeout=llm_timeout, max_retries=max_retries, rate_limiter=rate_limiter)
     cut = lambda a: {} if repair_cut or configs[a].provider != "openai" else {"repair_cut": False}
-    return {a: llm_factory(configs[a], None, **kw, **cut(a)) for a in AGENTS}
+    return {a: llm_factory(configs[a], None, json_reply=a not in TOOL_AGENTS, **kw, **cut(a)) for a in AGENTS}
 
 # %% ../../nbs/gaia/26a_build.ipynb #3247d535
 def scripted_llm(answer:str="42", # what every run answers

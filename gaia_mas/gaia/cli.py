@@ -13,8 +13,8 @@ from .scoring import GOLD_KEYS
 from .session import apply_budget, log_path, logs_dir, session
 
 # %% auto #0
-__all__ = ['REQUIRE_SANDBOX_HELP', 'tool_calls', 'cmd_ask', 'cmd_run', 'gold_of_results', 'cmd_score', 'cmd_course_fetch',
-           'cmd_course_submit', 'add_budget_option', 'add_gaia_parsers']
+__all__ = ['REQUIRE_SANDBOX_HELP', 'tool_calls', 'cmd_ask', 'cmd_run', 'gold_of_results', 'cmd_score', 'cmd_report',
+           'add_report_parser', 'cmd_course_fetch', 'cmd_course_submit', 'add_budget_option', 'add_gaia_parsers']
 
 # %% ../../nbs/gaia/28_cli.ipynb #05c127d7
 def tool_calls(state:dict, # a question's final state
@@ -117,6 +117,47 @@ def cmd_score(args:argparse.Namespace) -> int:
           else printable(format_score(summary), keep="\n"))  # task ids and answers from the results file, escaped
     return 0
 
+# %% ../../nbs/gaia/28_cli.ipynb #71967cca
+def cmd_report(args:argparse.Namespace) -> int:
+    "Print (and write as HTML) the report of one or more results files."
+    from gaia_mas.gaia.report import (build_report, compare, format_compare, format_report, load_prices, paths_from_logs,
+                                      report_html, results_of, short_names)
+    from gaia_mas.gaia.tasks import load_tasks
+    records = [results_of(f) for f in args.results]
+    tasks, prices, names = load_tasks(args.gold) if args.gold else None, load_prices(args.prices), short_names(args.results)
+    logs = paths_from_logs(*args.log) if args.log else None
+    reports = [build_report(recs, tasks, prices, args.model, logs) for recs in records]
+    if not any(q["gold"] is not None for r in reports for q in r["questions"]):
+        print("gaia-mas: the results carry no gold answers, so there is no accuracy; "
+              "pass the task file: --gold metadata.jsonl", file=sys.stderr)
+    if tasks and (missing := {t["task_id"] for t in tasks} - {q["task_id"] for q in reports[0]["questions"]}):
+        print(f"gaia-mas: {len(missing)} tasks of {args.gold} have no record in {args.results[0]}; "
+              "the figures cover the tasks that were run", file=sys.stderr)
+    if args.html: Path(args.html).write_text(report_html(reports, names), encoding="utf-8")
+    if args.json: print(printable(json.dumps(reports[0] if len(reports) == 1 else {"reports": dict(zip(names, reports)),
+                    "compare": compare(reports, names)}, indent=2, ensure_ascii=False), keep="\n", as_json=True))
+    else:  # task ids and answers come from results files: escaped for the terminal
+        for n, r in zip(names, reports):
+            print(printable((f"== {n}\n" if len(reports) > 1 else "") + format_report(r, brief=len(reports) > 1), keep="\n"))
+        if len(reports) > 1: print(printable(format_compare(compare(reports, names)), keep="\n"))
+    if args.html: print(f"HTML report: {args.html}", file=sys.stderr)
+    return 0
+
+def add_report_parser(sub) -> None:
+    "Add `report` to the `gaia-mas` subcommands `sub`."
+    p = sub.add_parser("report", help="accuracy per level over repeats, pass@k, cost, time, failures; "
+                                      "several runs side by side")
+    p.add_argument("results", nargs="+", help="results files (JSONL); two or more are compared with the first")
+    p.add_argument("--gold", help="task file with the gold answers "
+                                  "(default: the results' own, when their records carry them)")
+    p.add_argument("--html", help="also write a self-contained HTML page here")
+    p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    p.add_argument("--log", action="append", help="a run's log (repeatable): the paths of records that hold none")
+    p.add_argument("--prices", help='JSON file of prices per million tokens: {"model": {"input": USD, "output": USD}}')
+    p.add_argument("--model", default="gpt-4o-mini",
+                   help="the model of records that name none (default gpt-4o-mini, the run's default)")
+    p.set_defaults(func=cmd_report)
+
 # %% ../../nbs/gaia/28_cli.ipynb #91d7b0fb
 def cmd_course_fetch(args:argparse.Namespace) -> int:
     "Download the course's questions and attachments."
@@ -204,7 +245,6 @@ def _course_parser(sub) -> None:
 # %% ../../nbs/gaia/28_cli.ipynb #413d43e9
 def add_gaia_parsers(sub) -> None:
     "Add `ask`, `run`, `score`, `report` and `course` to the `gaia-mas` subcommands `sub`."
-    from gaia_mas.gaia.report import add_report_parser
     a = sub.add_parser("ask", help="answer one question")
     a.add_argument("question", help='the question, quoted: gaia-mas ask "What is the capital of France?"')
     a.add_argument("--file", help="the question's attachment")
