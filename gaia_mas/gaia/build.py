@@ -4,15 +4,14 @@
 
 # %% ../../nbs/gaia/26a_build.ipynb #83500a23
 from __future__ import annotations
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Any, Callable, Optional
 from .graph import AGENTS, TOOL_AGENTS, create_multi_agent_graph
 from ..core.llm import llm_factory, make_rate_limiter
 from ..core.schema import AgentConfig
 from ..core.testing import ScriptedChatModel
 from ..core.utils import prompts_dir
-from .config import budget_overrides, load_baseline_prompts, make_agent_configs
+from .config import Budget, budget_overrides, load_baseline_prompts, make_agent_configs
 from .scripted import happy_path_responder, noisy_responder
-if TYPE_CHECKING: from gaia_mas.gaia.config import Budget
 
 # %% auto #0
 __all__ = ['agent_configs', 'real_llms', 'scripted_llm', 'build_app']
