@@ -22,7 +22,9 @@ from pathlib import Path
 from langgraph.checkpoint.memory import InMemorySaver
 from gaia_mas.gaia.config import load_baseline_prompts, make_agent_configs
 from gaia_mas.gaia.graph import create_multi_agent_graph
-from gaia_mas.gaia.runner import forget, open_checkpointer, run_batch, run_key, run_task, scripted_llm
+from gaia_mas.gaia.build import scripted_llm
+from gaia_mas.gaia.checkpoints import forget, open_checkpointer, run_key
+from gaia_mas.gaia.runner import run_batch, run_task
 from gaia_mas.gaia.tasks import ResultWriter
 
 CONFIGS = make_agent_configs(load_baseline_prompts())

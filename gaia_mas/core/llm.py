@@ -12,7 +12,8 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.outputs import ChatResult
 from langchain_openai import ChatOpenAI
 from .schema import validate_llm_response
-from .schema import AgentConfig, schema_to_json_schema
+from .schema import AgentConfig
+from .formats import json_schema_format, schema_format
 from .utils import call_timeout, load_prompt_from_file, prompts_dir, time_left
 from .settings import reveal, settings
 
@@ -20,8 +21,8 @@ from .settings import reveal, settings
 __all__ = ['log', 'JSON_MODES', 'supported_providers', 'MissingAPIKeyError', 'ClearError', 'ModelServerUnreachable',
            'LLMDeadlineExceeded', 'MalformedReplyError', 'ReplyCutError', 'ContextTooSmall', 'is_local_server',
            'server_model', 'server_json_mode', 'context_too_small', 'ServerChatOpenAI', 'openai_llm_factory',
-           'json_schema_format', 'schema_format', 'with_format', 'fit_schema', 'llm_factory', 'repair_prompt',
-           'invoke_json', 'validate_or_repair', 'make_rate_limiter', 'token_usage', 'TokenCounter']
+           'with_format', 'llm_factory', 'repair_prompt', 'invoke_json', 'validate_or_repair', 'make_rate_limiter',
+           'token_usage', 'TokenCounter']
 
 # %% ../../nbs/core/03_llm.ipynb #81eeb988
 log = logging.getLogger(__name__)
@@ -224,6 +225,12 @@ def _seconds(t) -> float:
     if isinstance(t, tuple): return float(max(t))
     return float(getattr(t, "read", None) or 600.0)
 
+# %% ../../nbs/core/03_llm.ipynb #db1c5588
+def _noted(result:ChatResult, **notes) -> ChatResult:
+    "`result` with `notes` in each reply's response metadata."
+    for g in result.generations: g.message.response_metadata.update(notes)
+    return result
+
 # %% ../../nbs/core/03_llm.ipynb #46cbab24
 def context_too_small(e:openai.BadRequestError, # a 400 from the model server
                       agent:str, # who made the request
@@ -288,34 +295,27 @@ class ServerChatOpenAI(ChatOpenAI):
         "One call through the SDK; a reply cut at max_tokens comes back as it is, with our errors unwrapped."
         try: return super()._generate(messages, stop, run_manager, **kw)
         except openai.LengthFinishReasonError as e: return self._create_chat_result(e.completion)
-        except openai.BadRequestError as e:
-            if (full := context_too_small(e, self.agent, self.server)) is None: raise
-            raise full from None
-        except openai.OpenAIError as e:
-            if (ours := _ours(e)) is None: raise
-            raise ours from None
+        except openai.OpenAIError as e: raise self._clear(e) from None
 
     async def _aonce(self, messages, stop, run_manager, **kw) -> ChatResult:
         "`_once`, async."
         try: return await super()._agenerate(messages, stop, run_manager, **kw)
         except openai.LengthFinishReasonError as e: return self._create_chat_result(e.completion)
-        except openai.BadRequestError as e:
-            if (full := context_too_small(e, self.agent, self.server)) is None: raise
-            raise full from None
-        except openai.OpenAIError as e:
-            if (ours := _ours(e)) is None: raise
-            raise ours from None
+        except openai.OpenAIError as e: raise self._clear(e) from None
+
+    def _clear(self, e:openai.OpenAIError) -> BaseException:
+        "Our clear error for an SDK error (a context too small, a server not reached, a deadline), else `e` itself."
+        ours = context_too_small(e, self.agent, self.server) if isinstance(e, openai.BadRequestError) else _ours(e)
+        return ours or e
 
     def _settled(self, result:ChatResult, mode:Optional[str]) -> ChatResult:
-        "Remember the server's format, and note on each reply how its JSON was asked for and its token limit."
+        "Remember the server's format, and note on each reply its agent, how its JSON was asked for and its token limit."
         if mode: _settle(self.server, mode)
-        for g in result.generations:
-            g.message.response_metadata.update(max_tokens=self.max_tokens, repair_cut=self.repair_cut,
-                                               **({"json_mode": mode} if mode else {}))
-        return result
+        return _noted(result, agent=self.agent, max_tokens=self.max_tokens, repair_cut=self.repair_cut,
+                      **({"json_mode": mode} if mode else {}))
 
 # %% ../../nbs/core/03_llm.ipynb #fe6d2f0a
-def openai_llm_factory(name:str, # agent name; the researcher and expert get no response format
+def openai_llm_factory(name:str, # the agent's name, for messages and the response format's name
                        model:str, # e.g. "gpt-4o-mini"
                        temperature:float, # sampling temperature
                        output_schema:Optional[dict]=None, # the agent's output schema
@@ -326,6 +326,7 @@ def openai_llm_factory(name:str, # agent name; the researcher and expert get no 
                        rate_limiter:Any=None, # an optional LangChain rate limiter
                        max_tokens:Optional[int]=None, # most tokens in one reply; None for the server's default
                        repair_cut:bool=True, # repair a reply cut at max_tokens with one more call
+                       json_reply:bool=True, # bind `output_schema` as the JSON response format (False: the caller checks)
                       ) -> BaseChatModel:
     "A `ServerChatOpenAI` for one agent, with tools or a JSON response format bound."
     base_url = base_url or settings().openai_base_url
@@ -338,28 +339,8 @@ def openai_llm_factory(name:str, # agent name; the researcher and expert get no 
                            timeout=timeout, max_retries=max_retries, rate_limiter=rate_limiter, max_tokens=max_tokens,
                            repair_cut=repair_cut, http_client=_http_client(server), http_async_client=_async_http_client(server))
     if tools: return llm.bind_tools(list(tools))
-    if output_schema and name not in ("researcher", "expert"): return with_format(llm, output_schema, name)
+    if output_schema and json_reply: return with_format(llm, output_schema, name)
     return llm
-
-def json_schema_format(output_schema:dict, # the agent's output schema
-                       name:str, # a name for it (letters, digits, _ and - are kept)
-                       fit:Optional[int]=None, # a token limit the whole reply must fit, see `fit_schema`
-                       choices:Optional[dict]=None, # key -> its only values (a list) or a regular expression it matches
-                      ) -> dict:
-    "OpenAI's strict `json_schema` response format for `output_schema`."
-    name = re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64] or "reply"
-    schema = schema_to_json_schema(output_schema, name)
-    for key, only in (choices or {}).items():
-        schema["properties"][key] = {"type": "string", "pattern": only} if isinstance(only, str) else {"enum": list(only)}
-    return schema_format(schema, name, fit)
-
-def schema_format(schema:dict, # a JSON Schema
-                  name:str, # its name
-                  fit:Optional[int]=None, # a token limit the whole reply must fit, see `fit_schema`
-                 ) -> dict:
-    "The strict `json_schema` response format for `schema`, bounded to fit `fit` tokens if given."
-    return {"type": "json_schema", "json_schema": {"name": name, "strict": True,
-                                                   "schema": fit_schema(schema, fit) if fit else schema}}
 
 def with_format(llm:Any, # a model from `openai_llm_factory` (others are returned as they are)
                 output_schema:dict, # the schema its reply must match
@@ -372,50 +353,16 @@ def with_format(llm:Any, # a model from `openai_llm_factory` (others are returne
     fit = None if base.repair_cut else base.max_tokens
     return base.bind(response_format=json_schema_format(output_schema, name, fit, choices))
 
-# %% ../../nbs/core/03_llm.ipynb #960348fa
-_GAP = 22  # most whitespace llama.cpp's JSON grammar allows between two JSON tokens: two newlines and 20 spaces or tabs
-
-def _shape(s:dict, items:int) -> tuple[int, int]:
-    "(strings the model writes, tokens of everything else at its longest) of a reply matching schema `s`."
-    if "enum" in s: return 0, max(len(json.dumps(v)) for v in s["enum"])
-    if "anyOf" in s: return max(_shape(o, items) for o in s["anyOf"])
-    match s.get("type"):
-        case "string": return 1, 2
-        case "array":
-            n, fixed = _shape(s["items"], items)
-            return items * n, 2 + _GAP + items * (fixed + 1 + _GAP)
-        case "object":
-            parts = {k: _shape(v, items) for k, v in s.get("properties", {}).items()}
-            return (sum(n for n, _ in parts.values()),
-                    2 + _GAP + sum(f + len(json.dumps(k)) + 2 + 2 * _GAP for k, (_, f) in parts.items()))
-    return 0, 24  # a number, a boolean or null
-
-def _bounded(s:dict, chars:int, items:int) -> dict:
-    "`s` with each free string at most `chars` long and each list at most `items` long."
-    if "anyOf" in s: return {**s, "anyOf": [_bounded(o, chars, items) for o in s["anyOf"]]}
-    match s.get("type"):
-        case "string" if "enum" not in s: return {**s, "maxLength": min(chars, s.get("maxLength", chars))}
-        case "array": return {**s, "maxItems": items, "items": _bounded(s["items"], chars, items)}
-        case "object": return {**s, "properties": {k: _bounded(v, chars, items) for k, v in s["properties"].items()}}
-    return s
-
-def fit_schema(schema:dict, # a JSON Schema of a reply
-               max_tokens:int, # the reply's token limit
-               items:int=1, # most items of each list
-              ) -> dict:
-    "`schema` with its strings and lists bounded so that any reply it allows ends within `max_tokens`."
-    n, fixed = _shape(schema, items)
-    return _bounded(schema, max(8, (max_tokens - fixed) // max(n, 1)), items)
-
 # %% ../../nbs/core/03_llm.ipynb #3a38678b
 def llm_factory(config:AgentConfig, # the agent's configuration
                 tools:Optional[Sequence]=None, # tools to bind
+                json_reply:bool=True, # bind the output schema as a JSON response format, see `openai_llm_factory`
                 **kw, # model options for any provider: timeout, max_retries, rate_limiter
                ) -> BaseChatModel:
     "The chat model `config` describes, with tools or a response format bound."
     if config.provider == "openai":
         return openai_llm_factory(config.name, config.model, config.temperature, config.output_schema, tools,
-                                  base_url=config.base_url, max_tokens=config.max_tokens, **kw)
+                                  base_url=config.base_url, max_tokens=config.max_tokens, json_reply=json_reply, **kw)
     if config.provider not in supported_providers():
         raise ValueError(f"Invalid provider: {config.provider!r}. Supported providers: {', '.join(supported_providers())}")
     from langchain.chat_models import init_chat_model
@@ -455,24 +402,27 @@ def _cut(reply:Any) -> Optional[str]:
     n = meta.get("max_tokens")
     return f"the reply was cut at max_tokens={n}" if n else "the reply was cut at its max_tokens"
 
+def _agent(component:str, reply:Any) -> str:
+    "The agent whose token limit a reply had: as its model noted it, else the component's first word."
+    return (getattr(reply, "response_metadata", None) or {}).get("agent") or component.split()[0]
+
 def _cut_error(component:str, reply:Any, note:str, e:Exception) -> ReplyCutError:
     "The error for a cut reply that one repair did not fix: the agent, the limit, and how to raise it."
-    agent = component.split()[0]
-    agent = "critic" if agent.startswith("critic") else agent
+    agent = _agent(component, reply)
     n = (getattr(reply, "response_metadata", None) or {}).get("max_tokens")
     bigger = 2 * n if n else 2048
     return ReplyCutError(
         f"{component}: {note} (finish_reason 'length'), and one repair call did not give the JSON its schema "
-        f"asks for ({e}). Raise the limit for this agent: AgentConfig.max_tokens, e.g. "
-        f"make_agent_configs(..., overrides={{{agent!r}: {{'max_tokens': {bigger}}}}})"
+        f"asks for ({e}). Raise the limit for this agent: its AgentConfig.max_tokens, e.g. to {bigger} "
+        f"(--max-tokens {agent}={bigger} on the command line)"
     )
 
 def _unrepaired_cut(component:str, reply:Any, note:str) -> ReplyCutError:
     "The error for a cut reply of a model that does not repair cut replies."
-    agent = "critic" if component.startswith("critic") else component.split()[0]
+    agent = _agent(component, reply)
     n = (getattr(reply, "response_metadata", None) or {}).get("max_tokens")
     return ReplyCutError(f"{component}: {note} (finish_reason 'length'), and this model does not repair cut replies "
-                         f"(a repair would generate as long again). Give the {agent} more tokens: gaia-mas "
+                         f"(a repair would generate as long again). Give the {agent} more tokens: "
                          f"--max-tokens {agent}={2 * n if n else 512}")
 
 def _text(reply:Any) -> str:

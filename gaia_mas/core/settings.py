@@ -11,8 +11,8 @@ from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_vali
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 # %% auto #0
-__all__ = ['OLD_NAMES', 'Names', 'Settings', 'env_names', 'settings', 'reveal', 'default_of', 'cache_dir', 'kb_url',
-           'is_postgres', 'default_sessions', 'redact', 'add_model_options', 'setting_source', 'config_rows',
+__all__ = ['OLD_NAMES', 'Names', 'SettingsBase', 'Settings', 'env_names', 'settings', 'reveal', 'default_of', 'cache_dir',
+           'kb_url', 'is_postgres', 'default_sessions', 'redact', 'add_model_options', 'setting_source', 'config_rows',
            'config_text', 'settings_table']
 
 # %% ../../nbs/core/01_settings.ipynb #8a42e5ab
@@ -32,13 +32,25 @@ def _var(default:Any=None, # the value when the variable is unset
     if "default_factory" not in kw: kw["default"] = default
     return Field(description=help, validation_alias=alias, json_schema_extra={"shown": shown}, **kw)
 
-# %% ../../nbs/core/01_settings.ipynb #6809112d
+# %% ../../nbs/core/01_settings.ipynb #5e7a1c20
 Names = Annotated[list[str], NoDecode]  # a list given as one comma-separated variable
 
-class Settings(BaseSettings):
-    "Every setting gaia_mas reads from the environment, with its type, its default and one line of help."
+class SettingsBase(BaseSettings):
+    "How settings are read: `GAIA_MAS_` names, frozen, empty is unset, lists from one variable (paths or names)."
     model_config = SettingsConfigDict(env_prefix="GAIA_MAS_", populate_by_name=True, frozen=True, extra="ignore",
                                       env_ignore_empty=True)
+
+    @field_validator("allowed_roots", mode="before", check_fields=False)
+    @classmethod
+    def _paths(cls, v:Any) -> Any: return [p for p in v.split(os.pathsep) if p] if isinstance(v, str) else v
+
+    @field_validator("allowed_hosts", "browser_allow", "mcp_exclude", mode="before", check_fields=False)
+    @classmethod
+    def _names(cls, v:Any) -> Any: return [n for n in re.split(r"[,\s]+", v) if n] if isinstance(v, str) else v
+
+# %% ../../nbs/core/01_settings.ipynb #6809112d
+class Settings(SettingsBase):
+    "Every setting gaia_mas reads from the environment, with its type, its default and one line of help."
     cache: Path = _var(help="the cache folder: checkpoints, run logs, the web cache, the default knowledge base",
                        env="GAIA_MAS_CACHE", default_factory=_default_cache,
                        shown="$XDG_CACHE_HOME/gaia_mas, else ~/.cache/gaia_mas")
@@ -97,13 +109,6 @@ class Settings(BaseSettings):
     serve: dict = _var({}, "set by `gaia-mas serve` for its worker processes, never by hand")
     test_pg_url: Optional[str] = _var(help="a PostgreSQL server with pgvector for the tests, instead of a throwaway one")
 
-    @field_validator("allowed_roots", mode="before")
-    @classmethod
-    def _paths(cls, v:Any) -> Any: return [p for p in v.split(os.pathsep) if p] if isinstance(v, str) else v
-
-    @field_validator("allowed_hosts", "browser_allow", "mcp_exclude", mode="before")
-    @classmethod
-    def _names(cls, v:Any) -> Any: return [n for n in re.split(r"[,\s]+", v) if n] if isinstance(v, str) else v
 
 # %% ../../nbs/core/01_settings.ipynb #27c8be42
 def env_names(field:str, # a field of `Settings`

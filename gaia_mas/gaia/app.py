@@ -8,39 +8,27 @@ import asyncio, html, json, logging, os, shutil, subprocess, tempfile, time
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Optional
 from langchain_core.messages import AIMessage, ToolMessage
-from .config import load_baseline_prompts, make_agent_configs
-from .graph import AGENTS, create_multi_agent_graph
+from .graph import AGENTS
 from .browser import shared_browser
 from ..core.llm import MissingAPIKeyError, llm_factory, supported_providers
-from .runner import build_app
+from .build import agent_configs, build_app
 from .scoring import normalize_answer, question_scorer
 from .tasks import load_tasks
 from ..core.schema import AgentConfig
-from ..core.testing import ScriptedChatModel
 from .scripted import happy_path_responder, role_of
 from fastcore.basics import patch
 from ..core.settings import settings
 
 # %% auto #0
-__all__ = ['log', 'RETRY_AGENTS', 'agent_configs', 'demo_responder', 'build_graph', 'Mermaid', 'graph_mermaid', 'quarto_mermaid',
-           'mmdc_path', 'graph_dot', 'save_graph_png', 'describe_update', 'stream_run', 'score_answer', 'key_problem',
-           'default_provider', 'GaiaRunner', 'vote', 'ReportFrame', 'show_report', 'question_trace']
+__all__ = ['log', 'RETRY_AGENTS', 'GaiaRunner', 'demo_responder', 'build_graph', 'Mermaid', 'graph_mermaid', 'mmdc_path',
+           'graph_dot', 'save_graph_png', 'describe_update', 'stream_run', 'score_answer', 'key_problem',
+           'default_provider', 'GaiaWidget', 'vote', 'ReportFrame', 'show_report', 'question_trace']
 
 # %% ../../nbs/gaia/29_app.ipynb #ccacde78
 log = logging.getLogger(__name__)
 
 # %% ../../nbs/gaia/29_app.ipynb #d6e2d33c
 RETRY_AGENTS = ("planner", "researcher", "expert")
-
-def agent_configs(provider:str="openai", # an LLM provider, as `llm_factory` accepts
-                  model:str="gpt-4o-mini", # the model of every agent
-                  base_url:Optional[str]=None, # an OpenAI-compatible server; None for the provider's own
-                  retry_limits:Optional[dict[str, int]]=None, # retry limit per agent: planner, researcher, expert
-                 ) -> dict[str, AgentConfig]:
-    "The five agent configurations for `provider` and `model`, with per-agent retry limits."
-    overrides = {a: {"retry_limit": n} for a, n in (retry_limits or {}).items()}
-    return make_agent_configs(load_baseline_prompts(), provider=provider, model=model,
-                              base_url=base_url or None, overrides=overrides)
 
 # %% ../../nbs/gaia/29_app.ipynb #a08f0ca2
 def demo_responder(answer:str="Paris", # what the finalizer answers
@@ -67,13 +55,11 @@ def build_graph(provider:str="scripted", # "scripted" for the scripted model, or
                ):
     "The compiled multi-agent graph for `provider`."
     scripted = provider in ("scripted", "demo")   # "demo" is another name for it
-    configs = agent_configs("openai" if scripted else provider, model, base_url, retry_limits)
-    if not scripted:
-        llm_factory(configs["planner"])   # a missing key stops here, before a browser starts
-        shared_browser(notice or log.warning)
-        return build_app(configs, provider)[0]
-    llm = ScriptedChatModel(responder=demo_responder(demo_answer), latency=demo_latency)
-    return create_multi_agent_graph(configs, research_tools=[], llms=llm)[0]
+    configs = agent_configs("openai" if scripted else provider, model, base_url, retry_limits=retry_limits)
+    if scripted: return build_app(configs, "scripted", latency=demo_latency, responder=demo_responder(demo_answer))[0]
+    llm_factory(configs["planner"])   # a missing key stops here, before a browser starts
+    shared_browser(notice or log.warning)
+    return build_app(configs, provider)[0]
 
 # %% ../../nbs/gaia/29_app.ipynb #a4c75c17
 class Mermaid:
@@ -87,16 +73,6 @@ def graph_mermaid(app, # a compiled graph
                  ) -> Mermaid:
     "The Mermaid diagram of `app`."
     return Mermaid(app.get_graph(xray=xray).draw_mermaid())
-
-# %% ../../nbs/gaia/29_app.ipynb #c3dd242b
-def _quartoize(text): return text.replace("```mermaid\n", "```{mermaid}\n")
-
-def quarto_mermaid(cell):
-    "nbdev processor: make the cell's mermaid blocks, in its source or its markdown outputs, Quarto diagrams."
-    if cell.cell_type == "markdown": cell.source = _quartoize(cell.source)
-    for out in cell.get("outputs", []):
-        md = out.get("data", {}).get("text/markdown")
-        if md is not None: out["data"]["text/markdown"] = _quartoize("".join(md))
 
 # %% ../../nbs/gaia/29_app.ipynb #7ec0b5a5
 def _chromium() -> Optional[str]:
@@ -219,14 +195,14 @@ def default_provider() -> str:
 # %% ../../nbs/gaia/29_app.ipynb #184746bb
 def _task_label(t:dict) -> str: return f"L{t['level']} {t['task_id'][:8]}  {_short(t['question'], 70)}"
 
-class GaiaRunner:
+class GaiaWidget:
     """ipywidgets controls that answer one question at a time, showing each step as it happens.
 
     Shown as a notebook cell's last expression: a question box (or a GAIA task picker), provider and model inputs, Run and
     Stop buttons, then each agent's step, the final answer and, for a task, whether it matches the gold answer. Without
     an API key it runs the scripted demo model. `start()` and `stop()` do what the buttons do.
 
-        GaiaRunner(tasks_path="nbs/samples/gaia")   # in JupyterLab
+        GaiaWidget(tasks_path="nbs/samples/gaia")   # in JupyterLab
     """
     def __init__(self, tasks_path:str|Path|None=None, # a GAIA metadata.jsonl, or its folder, for the task picker
                  provider:Optional[str]=None, # "scripted" or an LLM provider; default: openai if it can run
@@ -246,11 +222,14 @@ class GaiaRunner:
     def _repr_mimebundle_(self, **kw):
         "The widgets, with a plain-text stand-in for viewers that cannot show them."
         return {**self.box._repr_mimebundle_(**kw),
-                "text/plain": "GaiaRunner: ipywidgets controls (run this notebook in JupyterLab to use them)"}
+                "text/plain": "GaiaWidget: ipywidgets controls (run this notebook in JupyterLab to use them)"}
+
+# %% ../../nbs/gaia/29_app.ipynb #f2a187f4
+GaiaRunner = GaiaWidget  # another name for the widget, for code that imports it by that name
 
 # %% ../../nbs/gaia/29_app.ipynb #01bdaf6f
 @patch
-def _inputs(self:GaiaRunner, provider:str):
+def _inputs(self:GaiaWidget, provider:str):
     "The question, attachment, model and retry-limit inputs, and the buttons."
     W, wide = self.W, self.W.Layout(width="95%")
     self.question = W.Textarea(placeholder="Ask a question, or pick a task", layout=W.Layout(width="95%",
@@ -270,7 +249,7 @@ def _inputs(self:GaiaRunner, provider:str):
 
 # %% ../../nbs/gaia/29_app.ipynb #9a1f8b34
 @patch
-def _picker(self:GaiaRunner):
+def _picker(self:GaiaWidget):
     "The GAIA task picker: a metadata path, a Load button and a task dropdown."
     W = self.W
     self.tasks_path = W.Text(placeholder="GAIA metadata.jsonl, or its folder", description="Tasks",
@@ -284,14 +263,14 @@ def _picker(self:GaiaRunner):
     self.task_pick.observe(lambda ch: self.pick(ch["new"]), "value")
 
 @patch
-def _outputs(self:GaiaRunner):
+def _outputs(self:GaiaWidget):
     "The status line, the progress log and the results."
     W = self.W
     self.status, self.progress, self.answer, self.verdict, self.trace = (W.HTML() for _ in range(5))
     self.answer.add_class("gaia-answer"); self.progress.add_class("gaia-progress")
 
 @patch
-def _layout(self:GaiaRunner):
+def _layout(self:GaiaWidget):
     "All the widgets, in reading order."
     W = self.W
     rows = [W.HBox([self.tasks_path, self.load_button]), self.task_pick, self.question, self.attach_path, self.upload,
@@ -304,21 +283,21 @@ def _layout(self:GaiaRunner):
 _COLORS = {"info": "#444", "warn": "#b35c00", "error": "#b00020", "ok": "#1b7f3b"}
 
 @patch
-def say(self:GaiaRunner, text:str, # the message
+def say(self:GaiaWidget, text:str, # the message
         kind:str="info", # info, warn, error or ok
        ):
     "Show `text` on the status line."
     self.status.value = f'<div style="color:{_COLORS[kind]}">{html.escape(text)}</div>'
 
 @patch
-def check_key(self:GaiaRunner):
+def check_key(self:GaiaWidget):
     "Say on the status line whether the chosen provider lacks its API key."
     problem = key_problem(self.provider.value, self.base_url.value)
     self.say(problem or f"Ready: {self.provider.value}.", "warn" if problem else "info")
 
 # %% ../../nbs/gaia/29_app.ipynb #8254434d
 @patch
-def load(self:GaiaRunner, path:str|Path, # a GAIA metadata.jsonl, or its folder
+def load(self:GaiaWidget, path:str|Path, # a GAIA metadata.jsonl, or its folder
         ):
     "Fill the task picker from a metadata file."
     try: tasks = load_tasks(path)
@@ -328,7 +307,7 @@ def load(self:GaiaRunner, path:str|Path, # a GAIA metadata.jsonl, or its folder
     self.say(f"Loaded {len(tasks)} tasks from {path}.")
 
 @patch
-def pick(self:GaiaRunner, task_id:Optional[str], # a loaded task's id; None to type a question instead
+def pick(self:GaiaWidget, task_id:Optional[str], # a loaded task's id; None to type a question instead
         ):
     "Put a task's question and attachment in the inputs."
     self.current = self.tasks.get(task_id)
@@ -336,7 +315,7 @@ def pick(self:GaiaRunner, task_id:Optional[str], # a loaded task's id; None to t
 
 # %% ../../nbs/gaia/29_app.ipynb #a86682f2
 @patch
-def attachment(self:GaiaRunner) -> Optional[str]:
+def attachment(self:GaiaWidget) -> Optional[str]:
     "The attached file: an upload (saved to a temporary folder), else the path typed in."
     if self.upload.value:
         f = self.upload.value[0]
@@ -346,7 +325,7 @@ def attachment(self:GaiaRunner) -> Optional[str]:
     return self.attach_path.value.strip() or None
 
 @patch
-def request(self:GaiaRunner) -> dict:
+def request(self:GaiaWidget) -> dict:
     "The inputs, read once when a run starts."
     return {"question": self.question.value.strip(), "file": self.attachment(), "provider": self.provider.value,
             "model": self.model.value.strip(), "base_url": self.base_url.value.strip() or None,
@@ -359,7 +338,7 @@ def _event_loop():
     except RuntimeError: return asyncio.get_event_loop()
 
 @patch
-def start(self:GaiaRunner):
+def start(self:GaiaWidget):
     "Start a run of the current question (the Run button)."
     if self.task and not self.task.done(): return
     req = self.request()
@@ -370,13 +349,13 @@ def start(self:GaiaRunner):
     self.task = _event_loop().create_task(self._run(req))
 
 @patch
-def stop(self:GaiaRunner):
+def stop(self:GaiaWidget):
     "Cancel the run in progress (the Stop button)."
     if self.task and not self.task.done(): self.task.cancel()
 
 # %% ../../nbs/gaia/29_app.ipynb #809b22e8
 @patch
-def _begin(self:GaiaRunner):
+def _begin(self:GaiaWidget):
     "Clear the last run's output and switch the buttons."
     self.lines, self.t0 = [], time.monotonic()
     self.progress.value = self.answer.value = self.verdict.value = self.trace.value = ""
@@ -384,7 +363,7 @@ def _begin(self:GaiaRunner):
     self.say(f"Running with {self.provider.value}…")
 
 @patch
-def add_lines(self:GaiaRunner, lines:list[str]):
+def add_lines(self:GaiaWidget, lines:list[str]):
     "Add progress lines to the log."
     if not lines: return
     self.lines += lines
@@ -394,7 +373,7 @@ def add_lines(self:GaiaRunner, lines:list[str]):
 
 # %% ../../nbs/gaia/29_app.ipynb #b15d2d04
 @patch
-def _show(self:GaiaRunner, state:Optional[dict], question:str):
+def _show(self:GaiaWidget, state:Optional[dict], question:str):
     "Show the final answer, the reasoning trace, and the verdict for a picked task."
     state = state or {}
     ans = state.get("final_answer", "")
@@ -410,7 +389,7 @@ def _show(self:GaiaRunner, state:Optional[dict], question:str):
 
 # %% ../../nbs/gaia/29_app.ipynb #d703c2fe
 @patch
-async def _run(self:GaiaRunner, req:dict):
+async def _run(self:GaiaWidget, req:dict):
     "Build the graph, stream the run into the progress log, and show the result."
     try:
         notes = []

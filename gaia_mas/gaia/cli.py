@@ -4,111 +4,17 @@
 
 # %% ../../nbs/gaia/28_cli.ipynb #14484ee5
 from __future__ import annotations
-import argparse, contextlib, json, os, sys
-from datetime import datetime
+import argparse, json, sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import Optional, Sequence
 from ..core.guards import printable
-from ..core.settings import add_model_options, cache_dir, setting_source, settings
+from ..core.settings import add_model_options
 from .scoring import GOLD_KEYS
-if TYPE_CHECKING: from gaia_mas.gaia.config import Budget
+from .session import apply_budget, log_path, logs_dir, session
 
 # %% auto #0
-__all__ = ['NO_KEY_HINT', 'REQUIRE_SANDBOX_HELP', 'log_path', 'logs_dir', 'apply_budget', 'session', 'tool_calls', 'cmd_ask',
-           'cmd_run', 'gold_of_results', 'cmd_score', 'cmd_course_fetch', 'cmd_course_submit', 'add_budget_option',
-           'add_gaia_parsers']
-
-# %% ../../nbs/gaia/28_cli.ipynb #36147bf3
-def log_path(folder:Path, # where the run's logs go
-             stem:str, # what the run is, e.g. the results file's name
-            ) -> Path:
-    "A new log file for a run: FOLDER/STEM-YYYYmmdd-HHMMSS-microseconds-PID.jsonl."
-    return Path(folder)/f"{stem}-{datetime.now():%Y%m%d-%H%M%S-%f}-{os.getpid()}.jsonl"
-
-def logs_dir(args:argparse.Namespace) -> Path:
-    "The run's log folder: logs/ in `--cache-dir`, else in `cache_dir()`."
-    return Path(args.cache_dir or cache_dir())/"logs"
-
-# %% ../../nbs/gaia/28_cli.ipynb #a09f2b89
-NO_KEY_HINT = "For a dry run with no key and no network, add --provider scripted."
-
-def _check_key(configs:dict) -> None:
-    "Build the planner's model, so that a missing API key stops the command before anything is written."
-    from gaia_mas.core.llm import MissingAPIKeyError, llm_factory
-    try: llm_factory(configs["planner"])
-    except MissingAPIKeyError as e: raise MissingAPIKeyError(f"{e} {NO_KEY_HINT}") from None
-
-def _first_model(configs:dict) -> None:
-    "Build the planner's model and check the sandbox, so that a missing key or sandbox stops the command early."
-    from gaia_mas.gaia.sandbox import sandbox_mode
-    _check_key(configs)
-    sandbox_mode()  # one line when model-written code would run unisolated; --require-sandbox refuses here
-
-# %% ../../nbs/gaia/28_cli.ipynb #a63b16c9
-def apply_budget(args:argparse.Namespace) -> Budget:
-    "The question's budget, with its values filled into the options the user left out."
-    from gaia_mas.gaia.config import choose_budget
-    base = args.base_url or settings().openai_base_url
-    budget = choose_budget("hosted" if args.provider == "scripted" else getattr(args, "budget", "auto"), base)
-    for opt in ("timeout", "llm_timeout", "max_retries"):
-        if getattr(args, opt, None) is None: setattr(args, opt, getattr(budget, opt))
-    if getattr(args, "model", "") is None: args.model = _served_model(args, base)
-    if budget.name == "local" and getattr(args, "budget", "auto") == "auto":
-        print(f"gaia-mas: the model server {base} is on this machine, so each question gets the local budget "
-              f"({budget.timeout:g} s, short replies, no browser); --budget hosted lifts it", file=sys.stderr)
-    return budget
-
-def _provider(args:argparse.Namespace) -> str: return "openai" if args.provider == "scripted" else args.provider
-
-def _configs(args:argparse.Namespace, budget:Budget) -> dict:
-    "The agents' configurations the options and the budget ask for (--max-tokens over the budget's limits)."
-    from gaia_mas.core.utils import prompts_dir
-    from gaia_mas.gaia.config import budget_overrides, load_baseline_prompts, make_agent_configs, parse_max_tokens
-    extra = {"base_url": args.base_url} if args.base_url else {}
-    tokens = parse_max_tokens(getattr(args, "max_tokens", None))
-    return make_agent_configs(load_baseline_prompts(prompts_dir(budget.prompts)), provider=_provider(args),
-                              model=args.model, retry_limit=budget.retry_limit,
-                              overrides=budget_overrides(budget, tokens), **extra)
-
-def _served_model(args:argparse.Namespace, base:Optional[str]) -> str:
-    "The model a --base-url or OPENAI_BASE_URL server says it serves, when no --model was given; else gpt-4o-mini."
-    from gaia_mas.core.llm import server_model
-    return (base and args.provider == "openai" and server_model(base)) or "gpt-4o-mini"
-
-# %% ../../nbs/gaia/28_cli.ipynb #1dedec04
-def _browser(stack:contextlib.ExitStack, budget:Budget) -> None:
-    "Start the browser the budget allows, for the rest of the session."
-    from fastcore.xtras import modified_env
-    from gaia_mas.gaia.browser import auto_browser
-    asked = any(setting_source(f) != "default" for f in ("browser", "mcp_url"))
-    if not budget.browser and not asked: stack.enter_context(modified_env(GAIA_MAS_BROWSER="0"))
-    stack.enter_context(auto_browser())
-
-# %% ../../nbs/gaia/28_cli.ipynb #dedbec04
-@contextlib.contextmanager
-def session(args:argparse.Namespace, # parsed options, see `add_model_options`
-            log_file:Path, # the run's log file
-            budget:Optional[Budget]=None, # the question's limits; from `apply_budget` if None
-           ):
-    "The run's logging, checkpointer, browser and graph; yields (app, tracer)."
-    from fastcore.xtras import modified_env
-    from gaia_mas.gaia.runner import build_app, open_checkpointer, run_logging
-    budget = budget or apply_budget(args)
-    with contextlib.ExitStack() as stack:
-        if getattr(args, "require_sandbox", False):
-            stack.enter_context(modified_env(GAIA_MAS_SANDBOX="bwrap"))  # checked when the graph is built, below
-        stack.enter_context(run_logging(log_file, args.verbose))
-        saver = stack.enter_context(open_checkpointer(args.cache_dir, args.memory))
-        if setting_source("tool_budget") == "default":
-            stack.enter_context(modified_env(GAIA_MAS_TOOL_BUDGET=str(budget.tool_chars)))
-        configs = _configs(args, budget)
-        if args.provider != "scripted": _first_model(configs); _browser(stack, budget)
-        app, tracer = build_app(configs, args.provider, saver, args.trace, args.llm_timeout, args.max_retries,
-                                args.rps, args.latency, args.dry_answer, getattr(args, "dry_wrong", 0.0),
-                                getattr(args, "seed", 0), budget.repair_cut, budget.guided)
-        try: yield app, tracer
-        finally:
-            if tracer is not None: tracer.flush()
+__all__ = ['REQUIRE_SANDBOX_HELP', 'tool_calls', 'cmd_ask', 'cmd_run', 'gold_of_results', 'cmd_score', 'cmd_report',
+           'add_report_parser', 'cmd_course_fetch', 'cmd_course_submit', 'add_budget_option', 'add_gaia_parsers']
 
 # %% ../../nbs/gaia/28_cli.ipynb #05c127d7
 def tool_calls(state:dict, # a question's final state
@@ -161,16 +67,6 @@ def cmd_ask(args:argparse.Namespace) -> int:
     print(f"Log: {log_file}", file=sys.stderr)  # every step of the question, for a look afterwards
     return 0 if record["status"] == "ok" else 1
 
-# %% ../../nbs/gaia/28_cli.ipynb #3d7b2405
-def _missing_files(tasks:list[dict]) -> None:
-    "Say which tasks run without their attachment, as it is not on disk (their records say so too)."
-    missing = [t for t in tasks if t["file"] and not Path(t["file"]).exists()]
-    if not missing: return
-    n = len(missing)
-    print(f"gaia-mas: warning: {n} {'task runs' if n == 1 else 'tasks run'} without {'its' if n == 1 else 'their'} "
-          f"attachment, which is not on disk (e.g. {printable(missing[0]['file'])}); the results and the report say so",
-          file=sys.stderr)
-
 # %% ../../nbs/gaia/28_cli.ipynb #9b06c519
 def _summary(out:Path, tasks:list[dict], log_file:Path, repeats:int=1) -> str:
     "What the run leaves: answered, failed, accuracy if known (over repeats, see `gaia.report`), results and logs."
@@ -186,46 +82,12 @@ def _summary(out:Path, tasks:list[dict], log_file:Path, repeats:int=1) -> str:
     elif any(t["gold"] for t in tasks): lines.append(format_report(build_report(mine, tasks), brief=True))
     return "\n".join(lines + [f"Log: {log_file}"])
 
-# %% ../../nbs/gaia/28_cli.ipynb #fded1fbe
-def _todo(args:argparse.Namespace, tasks:list[dict], out:Path, stack:contextlib.ExitStack) -> list[dict]:
-    "The (task, repeat) pairs still to answer in `out`, failures dropped first with --retry-failed; says how many."
-    from gaia_mas.gaia.tasks import drop_failed, exclusive, pending_tasks, read_results
-    records = read_results(out)
-    if args.retry_failed and (kept := drop_failed(out, records)) is not records:
-        records = kept; stack.enter_context(exclusive(out))  # the file was replaced: lock the new one too
-    todo, n = pending_tasks(tasks, records, args.repeats), len(tasks) * args.repeats
-    print(f"{n} {'answers' if args.repeats > 1 else 'tasks'}: {n - len(todo)} already answered in {out}, "
-          f"{len(todo)} to run", file=sys.stderr)
-    return todo
-
-# %% ../../nbs/gaia/28_cli.ipynb #1bf08f8f
-def _check_run_options(args:argparse.Namespace) -> None:
-    "Options that cannot work, refused before anything is read or written."
-    for name in ("repeats", "votes", "concurrency", "limit"):
-        if (v := getattr(args, name)) is not None and v < 1: raise ValueError(f"--{name} must be at least 1, not {v}")
-    if args.timeout <= 0: raise ValueError(f"--timeout must be a positive number of seconds, not {args.timeout:g}")
-
 # %% ../../nbs/gaia/28_cli.ipynb #989eaf7d
 def cmd_run(args:argparse.Namespace) -> int:
-    "Answer a task file's tasks: concurrently, resumably, one synced line per answer."
-    from gaia_mas.gaia.runner import Progress, open_ledger, run_batch, run_key
-    from gaia_mas.gaia.tasks import ResultWriter, exclusive, load_tasks, no_task_answered, read_results
-    budget = apply_budget(args)
-    _check_run_options(args)
-    tasks, out = load_tasks(args.tasks, args.level, args.task_id, args.limit), Path(args.out)
-    _missing_files(tasks)
-    if args.provider != "scripted": _check_key(_configs(args, budget))  # before the results file is made
-    log_file = log_path(logs_dir(args), out.stem)
-    with exclusive(out), contextlib.ExitStack() as stack:
-        todo = _todo(args, tasks, out, stack)
-        ledger = stack.enter_context(open_ledger(args.cache_dir, args.memory))
-        app, tracer = stack.enter_context(session(args, log_file, budget))
-        bar = Progress(len(todo), {t["task_id"]: t["gold"] for t in tasks if t["gold"]}, enabled=not args.no_progress)
-        extra = {"model": "scripted" if args.provider == "scripted" else args.model}
-        try: run_batch(app, todo, ResultWriter(out), args.concurrency, args.timeout, run_key(out),
-                       [tracer] if tracer else [], bar, votes=args.votes, early_stop=args.votes_early_stop,
-                       extra=extra, ledger=ledger)
-        finally: bar.close()
+    "Answer a task file's tasks with `gaia.runner.run_file`, then print what the run left."
+    from gaia_mas.gaia.runner import run_file
+    from gaia_mas.gaia.tasks import no_task_answered, read_results
+    tasks, out, log_file = run_file(args)
     print(_summary(out, tasks, log_file, args.repeats))
     if not no_task_answered(tasks, read_results(out, repair=False)): return 0
     print(f"gaia-mas: none of the {len(tasks)} selected tasks could be answered; see the errors in {out} "
@@ -254,6 +116,47 @@ def cmd_score(args:argparse.Namespace) -> int:
     print(printable(json.dumps(summary, indent=2, ensure_ascii=False), keep="\n", as_json=True) if args.json
           else printable(format_score(summary), keep="\n"))  # task ids and answers from the results file, escaped
     return 0
+
+# %% ../../nbs/gaia/28_cli.ipynb #71967cca
+def cmd_report(args:argparse.Namespace) -> int:
+    "Print (and write as HTML) the report of one or more results files."
+    from gaia_mas.gaia.report import (build_report, compare, format_compare, format_report, load_prices, paths_from_logs,
+                                      report_html, results_of, short_names)
+    from gaia_mas.gaia.tasks import load_tasks
+    records = [results_of(f) for f in args.results]
+    tasks, prices, names = load_tasks(args.gold) if args.gold else None, load_prices(args.prices), short_names(args.results)
+    logs = paths_from_logs(*args.log) if args.log else None
+    reports = [build_report(recs, tasks, prices, args.model, logs) for recs in records]
+    if not any(q["gold"] is not None for r in reports for q in r["questions"]):
+        print("gaia-mas: the results carry no gold answers, so there is no accuracy; "
+              "pass the task file: --gold metadata.jsonl", file=sys.stderr)
+    if tasks and (missing := {t["task_id"] for t in tasks} - {q["task_id"] for q in reports[0]["questions"]}):
+        print(f"gaia-mas: {len(missing)} tasks of {args.gold} have no record in {args.results[0]}; "
+              "the figures cover the tasks that were run", file=sys.stderr)
+    if args.html: Path(args.html).write_text(report_html(reports, names), encoding="utf-8")
+    if args.json: print(printable(json.dumps(reports[0] if len(reports) == 1 else {"reports": dict(zip(names, reports)),
+                    "compare": compare(reports, names)}, indent=2, ensure_ascii=False), keep="\n", as_json=True))
+    else:  # task ids and answers come from results files: escaped for the terminal
+        for n, r in zip(names, reports):
+            print(printable((f"== {n}\n" if len(reports) > 1 else "") + format_report(r, brief=len(reports) > 1), keep="\n"))
+        if len(reports) > 1: print(printable(format_compare(compare(reports, names)), keep="\n"))
+    if args.html: print(f"HTML report: {args.html}", file=sys.stderr)
+    return 0
+
+def add_report_parser(sub) -> None:
+    "Add `report` to the `gaia-mas` subcommands `sub`."
+    p = sub.add_parser("report", help="accuracy per level over repeats, pass@k, cost, time, failures; "
+                                      "several runs side by side")
+    p.add_argument("results", nargs="+", help="results files (JSONL); two or more are compared with the first")
+    p.add_argument("--gold", help="task file with the gold answers "
+                                  "(default: the results' own, when their records carry them)")
+    p.add_argument("--html", help="also write a self-contained HTML page here")
+    p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    p.add_argument("--log", action="append", help="a run's log (repeatable): the paths of records that hold none")
+    p.add_argument("--prices", help='JSON file of prices per million tokens: {"model": {"input": USD, "output": USD}}')
+    p.add_argument("--model", default="gpt-4o-mini",
+                   help="the model of records that name none (default gpt-4o-mini, the run's default)")
+    p.set_defaults(func=cmd_report)
 
 # %% ../../nbs/gaia/28_cli.ipynb #91d7b0fb
 def cmd_course_fetch(args:argparse.Namespace) -> int:
@@ -342,7 +245,6 @@ def _course_parser(sub) -> None:
 # %% ../../nbs/gaia/28_cli.ipynb #413d43e9
 def add_gaia_parsers(sub) -> None:
     "Add `ask`, `run`, `score`, `report` and `course` to the `gaia-mas` subcommands `sub`."
-    from gaia_mas.gaia.report import add_report_parser
     a = sub.add_parser("ask", help="answer one question")
     a.add_argument("question", help='the question, quoted: gaia-mas ask "What is the capital of France?"')
     a.add_argument("--file", help="the question's attachment")

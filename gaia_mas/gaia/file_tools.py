@@ -29,10 +29,10 @@ from .integrity import extra_roots, file_gold_reason, file_problem, gold_reason,
 from ..core.settings import reveal, settings
 
 # %% auto #0
-__all__ = ['log', 'IMAGE_QUESTION', 'READERS', 'FileAccessError', 'allowed_roots', 'allowed_files', 'allow_roots', 'allow_files',
-           'checked_path', 'attachment_scope', 'bounded', 'file_tool', 'text_file_tool', 'unstructured_pdf_tool',
-           'unstructured_word_tool', 'unstructured_powerpoint_tool', 'unstructured_excel_tool', 'use_vision_model',
-           'vision_model', 'image_data_url', 'describe_image', 'image_tool', 'transcribe_audio',
+__all__ = ['log', 'unstructured_pdf_tool', 'IMAGE_QUESTION', 'READERS', 'FileAccessError', 'allowed_roots', 'allowed_files',
+           'allow_roots', 'allow_files', 'checked_path', 'attachment_scope', 'bounded', 'file_tool', 'text_file_tool',
+           'pdf_tool', 'unstructured_word_tool', 'unstructured_powerpoint_tool', 'unstructured_excel_tool',
+           'use_vision_model', 'vision_model', 'image_data_url', 'describe_image', 'image_tool', 'transcribe_audio',
            'audio_transcription_tool', 'zip_text', 'read_any', 'zip_file_tool', 'read_attachment', 'get_file_tools']
 
 # %% ../../nbs/gaia/15_file_tools.ipynb #781b3935
@@ -149,12 +149,14 @@ def text_file_tool(file_path:str, # path of a text, code, CSV or JSON file
 
 # %% ../../nbs/gaia/15_file_tools.ipynb #85f3cd1f
 @file_tool("a PDF")
-def unstructured_pdf_tool(file_path:str, # path of the PDF
-                          pages:str="", # which pages to read, e.g. '3' or '2-5'; all when empty
-                          offset:int=0, # character to start from, to read on after a cut
-                         ) -> str:
+def pdf_tool(file_path:str, # path of the PDF
+             pages:str="", # which pages to read, e.g. '3' or '2-5'; all when empty
+             offset:int=0, # character to start from, to read on after a cut
+            ) -> str:
     "Read the text of a PDF, page by page; scanned pages are read by OCR."
     return bounded(pdf_text(file_path, pages), offset, "fewer pages, e.g. pages='2-3'")
+
+unstructured_pdf_tool = pdf_tool  # another name for it, for code that imports it by that name
 
 # %% ../../nbs/gaia/15_file_tools.ipynb #418bca58
 @file_tool("a Word document")
@@ -360,5 +362,5 @@ def read_attachment(file_path:str, # path of the attachment, any type
 # %% ../../nbs/gaia/15_file_tools.ipynb #b43cdb44
 def get_file_tools() -> list:
     "The researcher's file tools: Excel, PowerPoint, PDF, text, Word, zip, image, audio and the any-type reader."
-    return [unstructured_excel_tool, unstructured_powerpoint_tool, unstructured_pdf_tool, text_file_tool,
+    return [unstructured_excel_tool, unstructured_powerpoint_tool, pdf_tool, text_file_tool,
             unstructured_word_tool, zip_file_tool, image_tool, audio_transcription_tool, read_attachment]

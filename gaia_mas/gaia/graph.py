@@ -22,10 +22,11 @@ from ..core.utils import run_sync
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'AGENTS', 'REPEATED', 'make_llms', 'build_agents', 'create_multi_agent_graph', 'answer_question']
+__all__ = ['log', 'AGENTS', 'TOOL_AGENTS', 'REPEATED', 'make_llms', 'build_agents', 'create_multi_agent_graph', 'answer_question']
 
 # %% ../../nbs/gaia/22_graph.ipynb #0a94d81a
 AGENTS = ("planner", "researcher", "expert", "critic", "finalizer")
+TOOL_AGENTS = ("researcher", "expert")  # their replies are checked by their subgraphs, not held to a JSON format
 REPEATED = {"researcher": ("result", 300), "expert": ("expert_answer", 100)}  # guided: the field that repeats a tool result
 
 def make_llms(agent_configs:dict[str, AgentConfig], # the agents' configurations
@@ -39,10 +40,10 @@ def make_llms(agent_configs:dict[str, AgentConfig], # the agents' configurations
     given = {a: llms for a in AGENTS} if isinstance(llms, BaseChatModel) else dict(llms or {})
     def build(a):
         if guided and a in tools:
-            base = given[a] if a in given else llm_factory(agent_configs[a], None, **kw)
+            base = given[a] if a in given else llm_factory(agent_configs[a], None, json_reply=False, **kw)
             return tool_then_answer(base, tools[a], agent_configs[a], *REPEATED[a])
         if a in given: return given[a].bind_tools(list(tools[a])) if a in tools else given[a]
-        return llm_factory(agent_configs[a], tools.get(a), **kw)
+        return llm_factory(agent_configs[a], tools.get(a), json_reply=a not in TOOL_AGENTS, **kw)
     return {a: build(a) for a in agents}
 
 # %% ../../nbs/gaia/22_graph.ipynb #44bb9d38

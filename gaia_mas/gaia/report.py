@@ -17,8 +17,8 @@ from .votes import vote_figures, vote_key
 # %% auto #0
 __all__ = ['PRICES', 'price_of', 'load_prices', 'run_row', 'paths_from_logs', 'agreement', 'question_row', 'run_agreement',
            'percentile', 'build_report', 'score_view', 'format_report', 'compare', 'format_compare', 'level_bars',
-           'cost_accuracy_chart', 'question_table', 'compare_table', 'report_html', 'results_of', 'cmd_report',
-           'add_report_parser', 'score_results', 'format_score']
+           'cost_accuracy_chart', 'question_table', 'compare_table', 'report_html', 'short_names', 'results_of',
+           'score_results', 'format_score']
 
 # %% ../../nbs/gaia/25a_report.ipynb #ca4dda7f
 PRICES = {  # USD per million tokens: (input, output)
@@ -425,12 +425,12 @@ def report_html(reports:list[dict], # from `build_report`
     return page(title, body, _CSS)
 
 # %% ../../nbs/gaia/25a_report.ipynb #fbaf33af
-def _names(paths:list[str]) -> list[str]:
+def short_names(paths:list[str]) -> list[str]:
     "A short name for each results file: its stem, or its path when stems repeat."
     stems = [Path(p).stem for p in paths]
     return stems if len(set(stems)) == len(stems) else [str(p) for p in paths]
 
-# %% ../../nbs/gaia/25a_report.ipynb #71967cca
+# %% ../../nbs/gaia/25a_report.ipynb #71967ccb
 def results_of(path:str|Path, # a results file
               ) -> list[dict]:
     "The records of a results file; an error naming the problem when it is missing or holds none."
@@ -440,44 +440,6 @@ def results_of(path:str|Path, # a results file
         raise ValueError(f"{path} holds no results (it is empty): answer tasks into it first, "
                          f"e.g. gaia-mas run metadata.jsonl --out {path}")
     return records
-
-def cmd_report(args:argparse.Namespace) -> int:
-    "Print (and write as HTML) the report of one or more results files."
-    from gaia_mas.gaia.tasks import load_tasks
-    records = [results_of(f) for f in args.results]
-    tasks, prices, names = load_tasks(args.gold) if args.gold else None, load_prices(args.prices), _names(args.results)
-    logs = paths_from_logs(*args.log) if args.log else None
-    reports = [build_report(recs, tasks, prices, args.model, logs) for recs in records]
-    if not any(q["gold"] is not None for r in reports for q in r["questions"]):
-        print("gaia-mas: the results carry no gold answers, so there is no accuracy; "
-              "pass the task file: --gold metadata.jsonl", file=sys.stderr)
-    if tasks and (missing := {t["task_id"] for t in tasks} - {q["task_id"] for q in reports[0]["questions"]}):
-        print(f"gaia-mas: {len(missing)} tasks of {args.gold} have no record in {args.results[0]}; "
-              "the figures cover the tasks that were run", file=sys.stderr)
-    if args.html: Path(args.html).write_text(report_html(reports, names), encoding="utf-8")
-    if args.json: print(printable(json.dumps(reports[0] if len(reports) == 1 else {"reports": dict(zip(names, reports)),
-                    "compare": compare(reports, names)}, indent=2, ensure_ascii=False), keep="\n", as_json=True))
-    else:  # task ids and answers come from results files: escaped for the terminal
-        for n, r in zip(names, reports):
-            print(printable((f"== {n}\n" if len(reports) > 1 else "") + format_report(r, brief=len(reports) > 1), keep="\n"))
-        if len(reports) > 1: print(printable(format_compare(compare(reports, names)), keep="\n"))
-    if args.html: print(f"HTML report: {args.html}", file=sys.stderr)
-    return 0
-
-def add_report_parser(sub) -> None:
-    "Add `report` to the `gaia-mas` subcommands `sub`."
-    p = sub.add_parser("report", help="accuracy per level over repeats, pass@k, cost, time, failures; "
-                                      "several runs side by side")
-    p.add_argument("results", nargs="+", help="results files (JSONL); two or more are compared with the first")
-    p.add_argument("--gold", help="task file with the gold answers "
-                                  "(default: the results' own, when their records carry them)")
-    p.add_argument("--html", help="also write a self-contained HTML page here")
-    p.add_argument("--json", action="store_true", help="print the figures as JSON")
-    p.add_argument("--log", action="append", help="a run's log (repeatable): the paths of records that hold none")
-    p.add_argument("--prices", help='JSON file of prices per million tokens: {"model": {"input": USD, "output": USD}}')
-    p.add_argument("--model", default="gpt-4o-mini",
-                   help="the model of records that name none (default gpt-4o-mini, the run's default)")
-    p.set_defaults(func=cmd_report)
 
 # %% ../../nbs/gaia/25a_report.ipynb #e1dfe45c
 def score_results(results:list[dict], # result records, from `read_results`

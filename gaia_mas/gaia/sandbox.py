@@ -86,23 +86,9 @@ def _sandbox_env(home:str, marker:str) -> dict:
     return _SAFE_ENV | {"HOME": home, "GAIA_MAS_SANDBOX_SESSION": marker}
 
 # %% ../../nbs/gaia/13a_sandbox.ipynb #8e7c874c
-_ETC = (
-    "/etc/ld.so.cache",
-    "/etc/ld.so.conf",
-    "/etc/ld.so.conf.d",
-    "/etc/localtime",
-    "/etc/timezone",
-    "/etc/alternatives",
-    "/etc/passwd",
-    "/etc/group",
-    "/etc/nsswitch.conf",
-    "/etc/ssl/certs",
-    "/etc/ca-certificates",
-    "/etc/fonts",
-    "/etc/mime.types",
-    "/etc/matplotlibrc",
-    "/etc/python3",
-)
+_ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/timezone", "/etc/alternatives",
+        "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/ssl/certs", "/etc/ca-certificates", "/etc/fonts",
+        "/etc/mime.types", "/etc/matplotlibrc", "/etc/python3")
 
 def _python_dirs() -> list[str]:
     "The folders the interpreter needs, read-only: its installation, the virtual environment and their site-packages."

@@ -5,7 +5,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from langchain_core.messages import SystemMessage
 from gaia_mas.gaia.config import load_baseline_prompts, make_agent_configs
 from gaia_mas.gaia.graph import create_multi_agent_graph
-from gaia_mas.gaia.runner import real_llms, run_task
+from gaia_mas.gaia.build import real_llms
+from gaia_mas.gaia.runner import run_task
 from gaia_mas.gaia.scripted import happy_path_responder
 import pytest
 

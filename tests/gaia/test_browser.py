@@ -80,7 +80,7 @@ def test_browser_tools_are_research_tools(tools):
     assert {"browser_navigate", "browser_snapshot", "browser_click", "browser_find"} <= set(names)
     assert "browser_run_code_unsafe" not in names and "browser_file_upload" not in names
     assert names[:7] == ["youtube_transcript_tool", "tavily_tool", "wikipedia_tool", "unstructured_excel_tool",
-                         "unstructured_powerpoint_tool", "unstructured_pdf_tool", "text_file_tool"]
+                         "unstructured_powerpoint_tool", "pdf_tool", "text_file_tool"]
 
 def test_one_browser_per_step(tools, page_url):
     nav, snap = by_name(tools, "browser_navigate"), by_name(tools, "browser_snapshot")
@@ -139,7 +139,7 @@ ASK = """
 import re, sys
 from langchain_core.messages import AIMessage, ToolMessage
 from gaia_mas import cli
-from gaia_mas.gaia import runner
+from gaia_mas.gaia import build as runner
 from gaia_mas.gaia.graph import create_multi_agent_graph
 from gaia_mas.core.testing import ScriptedChatModel
 from gaia_mas.gaia.scripted import happy_path_responder, role_of
