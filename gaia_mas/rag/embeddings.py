@@ -218,9 +218,10 @@ def _pool(n:int, pid:int):
 
 MiniLM._encode_packed, MiniLM.encode = _encode_packed, encode
 
-# %% ../../nbs/rag/30a_embeddings.ipynb #b7a1c0e1
+# %% ../../nbs/rag/30a_embeddings.ipynb #b7a1c0e5
 import threading
 
+# %% ../../nbs/rag/30a_embeddings.ipynb #b7a1c0e1
 class _Asked:
     "One thread's text, and its vector or error once embedded; `lead` when it is this thread's turn to embed."
     __slots__ = ("text", "woken", "vec", "err", "lead")
