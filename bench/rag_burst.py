@@ -1,52 +1,135 @@
-"""A burst of simultaneous requests against one `gaia-mas serve` of this checkout, with the machine to itself.
+"""Bursts against `gaia-mas serve` on its defaults: a fresh HOME, ten pages ingested with the built-in embedder, and
+`serve --provider scripted --latency 0.2` with no other flag (`--workers N` adds that flag).
 
-    python bench/rag_burst.py [--workers 2] [--size 128] [--bursts 3] [--latency 0.2]
+    python bench/rag_burst.py                        # this checkout
+    python bench/rag_burst.py --ref /tmp/main        # an older checkout too, loaded in turn with this one, in one run
 
-`bench/rag_load.py` runs the version before and the version after side by side, with a memory sampler polling both;
-this bench runs one server only (scripted models, SQLite sessions, the sample knowledge base), as a deployment would.
-It prints the p50 of one request alone (8 in a row), then for each burst of `--size` simultaneous requests (each its
-own session, every question different, so no cache sees the same text twice): its p50 and the ratio to one request,
-failures, and CPU milliseconds per request of the server's processes and of this client, which shares the machine's
-cores with the server.
+For each version: one client (8 requests in a row), 32 concurrent sessions (each asking 4 questions in turn) and
+`--bursts` bursts of `--size` simultaneous requests (each its own session), all on the sequential pattern, every
+question different, down to the search query the scripted research agent writes (so every search embeds its query:
+no cache sees the same text twice). Per load: p50, its ratio to the one client's p50, p95,
+failures and the server's CPU milliseconds per request (its processes' user + system time, from /proc: robust to a
+shared machine, unlike the wall times). The goals: 32 sessions within 1.3x and 128 simultaneous requests within 1.5x of
+one client, with no failure.
 """
-import argparse, asyncio, os, statistics, sys, tempfile
+import argparse, asyncio, contextlib, hashlib, os, shutil, signal, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
+
+os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
+import httpx, psutil  # noqa: E402
 
 HERE = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(HERE/"bench")]
-os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
-import rag_load  # noqa: E402
+from rag_load import cpu  # noqa: E402
+from rag_service import free_port, pct, table  # noqa: E402
+
+GAIA = [sys.executable, "-c", "import sys; from gaia_mas.cli import main; sys.exit(main())"]
+PAGES = 10  # the sample collection's first Markdown pages
+PATH, Q = "/multiagent/sequential/chat", "What is a circuit breaker?"
+GOALS = {"32 sessions": 1.3, "128 burst": 1.5}
 
 
-def own_cpu() -> float:
-    t = os.times(); return t.user + t.system
+def fresh_home(code:Path, tmp:Path, label:str) -> dict:
+    "The environment of a user with a fresh HOME whose default knowledge base holds `PAGES` pages, ingested by `code`."
+    home, pages = tmp/f"home-{label}", tmp/f"pages-{label}"
+    pages.mkdir(parents=True); home.mkdir()
+    for f in sorted((HERE/"nbs"/"samples"/"kb"/"docs").glob("*.md"))[:PAGES]: shutil.copy(f, pages)
+    drop = ("GAIA_MAS_CACHE", "XDG_CACHE_HOME", "GAIA_MAS_KB", "GAIA_MAS_EMBEDDINGS", "GAIA_MAS_EMBEDDINGS_BASE_URL")
+    env = {k: v for k, v in os.environ.items() if k not in drop} | {"HOME": str(home), "OPIK_TRACK_DISABLE": "true",
+                                                                     "PYTHONPATH": str(code), "GAIA_MAS_PROMPTS": str(code/"prompts")}
+    subprocess.run([*GAIA, "rag", "ingest", str(pages)], env=env, cwd=code, check=True, capture_output=True)
+    return env
 
 
-def run(workers:int, size:int, bursts:int, latency:float) -> None:
-    from gaia_mas.rag.kb.ingest import sample_kb
-    with tempfile.TemporaryDirectory() as t, rag_load.server(HERE, latency, f"sqlite:///{sample_kb()}",
-                                                             f"sqlite:///{t}/s.sqlite", workers) as (url, proc):
-        rag_load.DISTINCT = True
-        asyncio.run(rag_load.burst(url, 8, "warm"))
-        one = statistics.median(asyncio.run(rag_load.singles(url, 8, "single")))
-        print(f"{workers} worker(s), {latency}s per LLM call, load average {os.getloadavg()[0]:.1f}: "
-              f"one request alone, p50 {one:.2f}s")
-        print("| burst | p50 s | ratio | p95 s | failed | server CPU ms/request | client CPU ms/request |")
-        print("|---|---|---|---|---|---|---|")
-        for i in range(bursts):
-            s0, c0 = rag_load.cpu(proc), own_cpu()
-            lat, fails = asyncio.run(rag_load.burst(url, size, f"burst{i}"))
-            s1, c1, p50 = rag_load.cpu(proc), own_cpu(), statistics.median(lat)
-            print(f"| {i + 1} of {size} | {p50:.2f} | {p50 / one:.2f}x | {rag_load.pct(lat, 95):.2f} | {fails} | "
-                  f"{1000 * (s1 - s0) / size:.1f} | {1000 * (c1 - c0) / size:.1f} |")
+@contextlib.contextmanager
+def serve(code:Path, env:dict, latency:float, workers:int|None, timeout:float=180):
+    "`gaia-mas serve --provider scripted --latency L` from `code` on a free port, on the defaults; (url, psutil.Process)."
+    port = free_port()
+    extra = ["--workers", str(workers)] if workers else []
+    proc = subprocess.Popen([*GAIA, "serve", "--provider", "scripted", "--latency", str(latency), "--port", str(port), *extra],
+                            cwd=code, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    url, end = f"http://127.0.0.1:{port}", time.monotonic() + timeout
+    try:
+        while True:
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{url}/health", timeout=5).status_code == 200: break
+            if proc.poll() is not None or time.monotonic() > end: raise RuntimeError(f"serve ({code}) did not start")
+            time.sleep(0.3)
+        yield url, psutil.Process(proc.pid)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try: proc.wait(timeout=60)
+            except subprocess.TimeoutExpired: os.killpg(proc.pid, signal.SIGKILL); proc.wait(timeout=10)
+
+
+def question(session:str, turn:int) -> str:
+    "`Q` with a word of its own, which the scripted research agent keeps in the search query: each search embeds anew."
+    word = hashlib.sha1(f"{session}/{turn}".encode()).hexdigest()[:10].translate(str.maketrans("0123456789", "ghijklmnop"))
+    return f"{Q} (request {word})"
+
+
+async def _ask(c:httpx.AsyncClient, session:str, turn:int=0) -> tuple[float, bool]:
+    t0 = time.perf_counter()
+    r = await c.post(PATH, json={"question": question(session, turn), "session_id": session})
+    return time.perf_counter() - t0, r.status_code == 200
+
+
+async def one_client(url:str, n:int, tag:str) -> list:
+    async with httpx.AsyncClient(base_url=url, timeout=180) as c:
+        return [await _ask(c, f"{tag}-{i}") for i in range(n)]
+
+
+async def sessions(url:str, n:int, turns:int, tag:str) -> list:
+    "`n` concurrent sessions, each asking `turns` questions in turn."
+    async with httpx.AsyncClient(base_url=url, timeout=180, limits=httpx.Limits(max_connections=n + 8)) as c:
+        async def one(s): return [await _ask(c, f"{tag}-{s}", t) for t in range(turns)]
+        return [r for rs in await asyncio.gather(*(one(s) for s in range(n))) for r in rs]
+
+
+async def burst(url:str, n:int, tag:str) -> list:
+    "`n` simultaneous requests, each its own session."
+    async with httpx.AsyncClient(base_url=url, timeout=180, limits=httpx.Limits(max_connections=n + 8)) as c:
+        return await asyncio.gather(*(_ask(c, f"{tag}-{i}") for i in range(n)))
+
+
+def measure(proc:psutil.Process, fn) -> tuple[list, int, float]:
+    "(latencies, failures, server CPU ms per request) of the load `fn()`."
+    c0 = cpu(proc); rs = fn()
+    return [t for t, _ in rs], sum(not ok for _, ok in rs), 1000 * (cpu(proc) - c0) / len(rs)
+
+
+def run(versions:list, latency:float, workers:int|None, size:int, bursts:int) -> None:
+    with tempfile.TemporaryDirectory() as t, contextlib.ExitStack() as stack:
+        servers = {label: stack.enter_context(serve(code, fresh_home(code, Path(t), label), latency, workers))
+                   for label, code in versions}
+        loads = [("one client", lambda u, g: asyncio.run(one_client(u, 8, g))),
+                 ("32 sessions", lambda u, g: asyncio.run(sessions(u, 32, 4, g))),
+                 *((f"{size} burst", lambda u, g: asyncio.run(burst(u, size, g))) for _ in range(bursts))]
+        for label, (url, _) in servers.items(): asyncio.run(burst(url, 16, f"warm-{label}"))
+        rows, one = [], {}
+        for i, (load, fn) in enumerate(loads):
+            for label, (url, proc) in servers.items():
+                lat, fails, ms = measure(proc, lambda: fn(url, f"{label}-{i}"))
+                p50 = statistics.median(lat); one.setdefault(label, p50)
+                goal = GOALS.get(load)
+                ratio = f"{p50 / one[label]:.2f}x" + (f" ({'within' if p50 / one[label] <= goal else 'above'} {goal}x)" if goal else "")
+                rows.append([load, label, len(lat), f"{p50:.2f}", ratio, f"{pct(lat, 95):.2f}", fails, f"{ms:.1f}"])
+        table(f"`serve` on its defaults{f' with --workers {workers}' if workers else ''}, {latency}s per LLM call, "
+              f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end (wall times are noisy on a shared "
+              "machine; the CPU per request is not)",
+              ["load", "code", "requests", "p50 s", "p50 / one client", "p95 s", "failed", "server CPU ms/request"], rows)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--workers", type=int, default=2); ap.add_argument("--size", type=int, default=128)
-    ap.add_argument("--bursts", type=int, default=3); ap.add_argument("--latency", type=float, default=0.2)
+    ap.add_argument("--ref", type=Path, help="an older checkout, measured in the same run (before)")
+    ap.add_argument("--workers", type=int, help="pass --workers N to serve (default: no flag, serve's default)")
+    ap.add_argument("--size", type=int, default=128); ap.add_argument("--bursts", type=int, default=3)
+    ap.add_argument("--latency", type=float, default=0.2)
     a = ap.parse_args(argv)
-    run(a.workers, a.size, a.bursts, a.latency)
+    versions = [*((("before", a.ref.resolve()),) if a.ref else ()), ("after" if a.ref else "this", HERE)]
+    run(versions, a.latency, a.workers, a.size, a.bursts)
 
 
 if __name__ == "__main__":

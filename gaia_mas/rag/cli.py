@@ -17,7 +17,7 @@ from .workflows.rules import PATTERN_CHOICES, PATTERN_HELP
 # %% auto #0
 __all__ = ['cmd_ask', 'guarded', 'cmd_ingest', 'cmd_embed', 'named_sources', 'cmd_rm', 'search_filters', 'cited', 'format_hit',
            'cmd_search', 'cmd_stats', 'cmd_sessions', 'ask_session', 'print_answer', 'cmd_rag_ask', 'duration',
-           'cmd_serve', 'add_rag_parsers', 'rag_main']
+           'default_workers', 'cmd_serve', 'add_rag_parsers', 'rag_main']
 
 # %% ../../nbs/rag/38_cli.ipynb #bdde2462
 def _failure(e:BaseException) -> tuple[int, str]:
@@ -384,6 +384,13 @@ def _query_parsers(rag) -> None:
     t = rag.add_parser("stats", help="documents, chunks, index size and embedding model"); _kb_option(t); _verbose(t)
     t.add_argument("--json", action="store_true", help="print the figures as JSON"); t.set_defaults(func=guarded(cmd_stats))
 
+# %% ../../nbs/rag/38_cli.ipynb #c4e7d1a1
+def default_workers(sessions:Optional[str]=None, # `--sessions` as given (None: the default store, shared by processes)
+                   ) -> int:
+    "`serve`'s processes when `--workers` is not given: one per core this process may run on; 1 for sessions in memory."
+    if sessions == "memory": return 1
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
 # %% ../../nbs/rag/38_cli.ipynb #7ca17748
 def _ask_parser(rag, add_model_options) -> None:
     "`rag ask`: one question through a workflow."
@@ -400,6 +407,7 @@ def _ask_parser(rag, add_model_options) -> None:
 def cmd_serve(args:argparse.Namespace) -> int:
     "gaia-mas serve: the RAG HTTP service (gaia_mas.rag.service.serve)."
     from gaia_mas.rag.service.serve import cmd_serve as serve
+    if getattr(args, "workers", None) is None: args.workers = default_workers(getattr(args, "sessions", None))
     return serve(args)
 
 def _serve_parser(sub, add_model_options) -> None:
@@ -408,9 +416,9 @@ def _serve_parser(sub, add_model_options) -> None:
     v.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1, this machine "
                                                        "only; 0.0.0.0 listens on every network interface)")
     v.add_argument("--port", type=int, default=8000, help="the port to listen on (default 8000)"); _kb_option(v)
-    v.add_argument("--workers", type=int, default=1,
+    v.add_argument("--workers", type=int,
                    help="processes answering requests side by side, each with its own models and connections "
-                        "(default 1)")
+                        f"(default: one per core, {default_workers()} here; 1 with --sessions memory)")
     v.add_argument("--api-key", default=reveal(settings().api_key),
                    help="required API key (default $GAIA_MAS_API_KEY; given here it shows in `ps`: "
                         "prefer the variable or --api-key-file)")

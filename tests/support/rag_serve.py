@@ -31,17 +31,25 @@ def serve(*args:str, env:dict|None=None, timeout:float=90):
             except subprocess.TimeoutExpired: os.killpg(proc.pid, signal.SIGKILL); proc.wait(timeout=10)
 
 
+def _tree_rss(p:psutil.Process) -> int:
+    "Resident bytes of `p` and its children."
+    total = 0
+    for q in [p, *p.children(recursive=True)]:
+        with contextlib.suppress(psutil.Error): total += q.memory_info().rss
+    return total
+
+
 class PeakRSS:
-    "The peak resident memory (MiB) of a process while the `with` block runs, sampled every 20 ms."
+    "The peak resident memory (MiB) of a process and its children (`serve`'s workers) in the `with` block, every 20 ms."
     def __init__(self, pid:int): self.p, self.peak, self._stop = psutil.Process(pid), 0, threading.Event()
 
     def _sample(self):
         while not self._stop.is_set():
-            with contextlib.suppress(psutil.Error): self.peak = max(self.peak, self.p.memory_info().rss)
+            with contextlib.suppress(psutil.Error): self.peak = max(self.peak, _tree_rss(self.p))
             time.sleep(0.02)
 
     def __enter__(self):
-        self.before = self.p.memory_info().rss / 2**20; self.t0 = time.monotonic()
+        self.before = _tree_rss(self.p) / 2**20; self.t0 = time.monotonic()
         self._t = threading.Thread(target=self._sample, daemon=True); self._t.start(); return self
 
     def __exit__(self, *exc):

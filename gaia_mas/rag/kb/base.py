@@ -307,10 +307,13 @@ def filter_search(self:KnowledgeBase, filters:dict, # metadata conditions
 @patch
 def label_names(self:KnowledgeBase) -> dict[str, str]:
     "{stored source: the name its citations give}, for the sources whose file name another source shares."
-    public = SourceNames.of(self)
-    pub = {s: public.public(s) for s in self.sources()}
+    public, srcs = SourceNames.of(self), tuple(self.sources())
+    key = (tuple(public.roots), srcs)  # worked out again only when a source or an ingest's root changes
+    if (got := getattr(self, "_labels", None)) is not None and got[0] == key: return got[1]
+    pub = {s: public.public(s) for s in srcs}
     uniq = unique_names(pub.values())
-    return {s: uniq[p] for s, p in pub.items() if p in uniq}
+    self._labels = (key, {s: uniq[p] for s, p in pub.items() if p in uniq})
+    return self._labels[1]
 
 @patch
 def cited_label(self:KnowledgeBase, label:str, # a citation as the hits give it

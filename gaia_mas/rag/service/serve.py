@@ -103,6 +103,8 @@ def cmd_serve(args:Any) -> int:
     if settings.get("sessions") is None: settings["sessions"] = default_sessions(settings.get("kb"))
     if problem := preflight(settings):
         print(f"gaia-mas serve: {problem}", file=sys.stderr); return 2
+    workers = getattr(args, "workers", None) or 1
+    if settings.get("rps"): settings["rps"] /= workers  # `--rps` bounds all the workers together
     os.environ[SERVE_ENV] = json.dumps(settings)
     if getattr(args, "api_key_file", None):
         try: args.api_key = Path(args.api_key_file).read_text(encoding="utf-8").strip()
@@ -116,8 +118,7 @@ def cmd_serve(args:Any) -> int:
     if getattr(args, "keys", None) and (warning := keys_file_warning(args.keys)):
         print(f"gaia-mas serve: warning: {warning}", file=sys.stderr)
     if key: os.environ["GAIA_MAS_API_KEY"] = key
-    host, port, workers = getattr(args, "host", "127.0.0.1"), getattr(args, "port", 8000), getattr(args, "workers",
-                                                                                                   1) or 1
+    host, port = getattr(args, "host", "127.0.0.1"), getattr(args, "port", 8000)
     if warning := exposure_warning(host, port, key or getattr(args, "keys", None)):
         print(f"gaia-mas serve: warning: {warning}", file=sys.stderr)
     print(startup_line(host, port, sessions_kind(settings["sessions"]), workers), flush=True)

@@ -1,5 +1,5 @@
 """`gaia-mas serve` as real processes: the command answers on a free loopback port with the scripted provider and an
-API key from the environment; `--workers 2` serves; and two separate `serve` processes sharing a PostgreSQL
+API key from the environment; with no `--workers` one process per core serves, and `--workers 2` too; and two separate `serve` processes sharing a PostgreSQL
 checkpointer continue each other's sessions (a session started on one goes on on the other), also under concurrent
 load on both, with the knowledge base and the sessions in one PostgreSQL database (the scale-out setup)."""
 import asyncio, contextlib, os, signal, subprocess, sys, time
@@ -64,6 +64,25 @@ def test_serve_with_two_workers(sample_kb_url, tmp_path):
     with serve("--kb", sample_kb_url, "--sessions", f"sqlite:///{tmp_path}/s.sqlite", "--workers", "2") as url:
         rs = [httpx.post(f"{url}/multiagent/sequential/chat", json={"question": Q, "session_id": f"w{i}"}, timeout=60) for i in range(4)]
         assert [r.status_code for r in rs] == [200] * 4
+
+def _workers() -> int:
+    "How many uvicorn worker processes this test process has started (spawned children of a `serve`)."
+    import psutil
+    kids = psutil.Process().children(recursive=True)
+    return sum(1 for k in kids if "spawn_main" in " ".join(k.cmdline()))
+
+def test_serve_starts_one_worker_per_core_by_default(sample_kb_url, tmp_path):
+    "With no --workers, `serve` starts one process per core, on one SQLite sessions file, and says so."
+    cores, log = len(os.sched_getaffinity(0)), []
+    with serve("--kb", sample_kb_url, "--sessions", f"sqlite:///{tmp_path}/s.sqlite", log=log) as url:
+        end = time.monotonic() + 120
+        while _workers() < cores and time.monotonic() < end: time.sleep(0.2)
+        found = _workers()
+        rs = [httpx.post(f"{url}/multiagent/sequential/chat", json={"question": Q, "session_id": f"d{i}"}, timeout=60)
+              for i in range(4)]
+        assert [r.status_code for r in rs] == [200] * 4
+    assert found == (cores if cores > 1 else 0), found  # one worker is uvicorn's own process, with no child
+    assert f"workers: {cores})" in log[0], log[0]
 
 @contextlib.contextmanager
 def busy_cores():

@@ -130,8 +130,8 @@ def _turn_then_stop(url:str, stop, under_way:float, probe=None) -> tuple[list, f
 
 @pytest.mark.process
 def test_sigterm_drains_then_stops(tmp_path):
-    with serve("--kb", f"sqlite:///{tmp_path}/kb.sqlite", "--latency", "0.4", "--grace", "30",
-               env={"HOME": str(tmp_path)}) as (url, proc, lines):
+    with serve("--kb", f"sqlite:///{tmp_path}/kb.sqlite", "--latency", "0.4", "--grace", "30", "--workers", "1",
+               env={"HOME": str(tmp_path)}) as (url, proc, lines):  # one process signalled (workers: the test below)
         async def refused_and_health(c):
             await asyncio.sleep(0.3)
             return await c.post(f"{url}/multiagent/sequential/chat", json={"question": Q}), await c.get(f"{url}/health")

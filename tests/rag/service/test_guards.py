@@ -14,7 +14,7 @@ KEY = "k-secret-7f3a"
 def server(tmp_path_factory):
     from gaia_mas.rag.kb.ingest import sample_kb
     d = tmp_path_factory.mktemp("serve")
-    with serve("--kb", sample_kb().url, "--sessions", f"sqlite:///{d}/s.sqlite",
+    with serve("--kb", sample_kb().url, "--sessions", f"sqlite:///{d}/s.sqlite", "--workers", "1",  # limits are per process
                env={"GAIA_MAS_API_KEY": KEY, "GAIA_MAS_HEADER_TIMEOUT": "1", "GAIA_MAS_BODY_TIMEOUT": "1"}) as s: yield s
 
 
