@@ -69,9 +69,10 @@ def pages(name: str) -> list[Path]:
 def configured(config: str):
     "The reader and chunker as `config` has them (module functions swapped for the run)."
     from gaia_mas.rag import ingest as mod
-    saved = {n: getattr(mod, n) for n in ("drop_boilerplate", "join_short")}
-    if config in ("before", "merge"): mod.drop_boilerplate = lambda soup: soup
+    saved = {n: getattr(mod, n) for n in ("drop_boilerplate", "join_short", "SHORT_SECTION")}
+    if config in ("before", "merge", "merge200"): mod.drop_boilerplate = lambda soup: soup
     if config in ("before", "clean"): mod.join_short = lambda secs: secs
+    if config in ("merge200", "shipped200"): mod.SHORT_SECTION = 200
     try: yield
     finally:
         for n, f in saved.items(): setattr(mod, n, f)
@@ -107,12 +108,22 @@ def candidates(kb, question: str) -> dict[str, list]:
     w, m = [i for i, _ in words], [i for i, _ in meaning]
     gate = kb._literal(terms, words)
     fused = {"gate": weighted_rrf([w, m], [1, 1]) if gate else meaning, "rrf": weighted_rrf([w, m], [1, 1]),
-             "rrf sem x2": weighted_rrf([w, m], [1, 2])}
+             "rrf sem x2": weighted_rrf([w, m], [1, 2]), "rrf sem x3": weighted_rrf([w, m], [1, 3]),
+             "gate, else kw top at 2": weighted_rrf([w, m], [1, 1]) if gate else _kw_top(words, meaning),
+             "gate, else rrf sem x2": weighted_rrf([w, m], [1, 1]) if gate else weighted_rrf([w, m], [1, 2])}
     out = {md: list(kb.search(question, mode=md, k=K)) for md in ("keyword", "semantic", "hybrid")}
     return {**out, **{n: kb._distinct(kb._spread(s[:DEPTH], K), K) for n, s in fused.items()}}
 
 
-RUNS = ("keyword", "semantic", "hybrid", "gate", "rrf", "rrf sem x2")
+RUNS = ("keyword", "semantic", "hybrid", "gate", "rrf", "rrf sem x2", "rrf sem x3", "gate, else kw top at 2",
+        "gate, else rrf sem x2")
+
+
+def _kw_top(words: list, meaning: list) -> list:
+    "The semantic ranking with keyword search's best passage second (unless semantic has it first or second)."
+    if not words or words[0][0] in [i for i, _ in meaning[:2]]: return list(meaning)
+    rest = [p for p in meaning if p[0] != words[0][0]]
+    return rest[:1] + [words[0]] + rest[1:]
 
 
 def halves(name: str, questions) -> dict[str, list]:

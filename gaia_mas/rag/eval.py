@@ -528,7 +528,7 @@ def _answerers(args:argparse.Namespace, kb) -> tuple:
     except MissingAPIKeyError as e: raise ValueError(f"{e} (or --provider scripted for a dry run)") from None
 
 # %% ../../nbs/rag/37b_eval.ipynb #ee989282
-def _names(text:str) -> tuple[str, ...]:
+def _name_list(text:str) -> tuple[str, ...]:
     "A list separated by commas (argparse type), each name once."
     names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
     if not names: raise argparse.ArgumentTypeError(f"{text!r}: give one or more names, separated by commas")
@@ -584,8 +584,8 @@ def add_eval_parser(rag, # the `gaia-mas rag` subparsers
                    "(same provider and server; implies --answers)")
     e.add_argument("--compare", nargs="+", metavar="DOCS", help="ingest these files and folders once per "
                    "configuration (--embedders x --chunkings), each into a scratch knowledge base, and compare them")
-    e.add_argument("--embedders", type=_names, metavar="A,B", help="with --compare: embedders to compare, e.g. "
+    e.add_argument("--embedders", type=_name_list, metavar="A,B", help="with --compare: embedders to compare, e.g. "
                    "all-MiniLM-L6-v2,multilingual-e5-small,hash (default: --embeddings, else all-MiniLM-L6-v2)")
-    e.add_argument("--chunkings", type=_names, default=("clean",), metavar="A,B", help="with --compare: chunkings "
+    e.add_argument("--chunkings", type=_name_list, default=("clean",), metavar="A,B", help="with --compare: chunkings "
                    "to compare, clean (pages' navigation dropped, short sections joined) and plain (default clean)")
     model_options(e); e.set_defaults(func=guard(cmd_eval))

@@ -281,7 +281,7 @@ def split_section(text:str, # a section's text
     return out
 
 # %% ../../nbs/rag/31_ingest.ipynb #ed6eac4d
-SHORT_SECTION = 200  # characters: a section this short (a syntax line, a lone code block) joins the next one
+SHORT_SECTION = 80  # characters: a section this short (a syntax line, a lone code block) joins the next one
 
 def join_short(secs:list[Section], # a document's sections, in order
               ) -> list[Section]:
