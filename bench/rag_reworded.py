@@ -15,12 +15,14 @@ Configurations change how pages are read and cut (each builds its own knowledge 
 
 - before: the reader and chunker without the page-boilerplate filter and without joining short sections;
 - clean: navigation, tables of contents and Previous/Next blocks dropped (`drop_boilerplate`), short sections kept;
-- merge: short sections joined to the next one (`join_short`), boilerplate kept;
-- shipped: both, as `gaia-mas rag ingest` does by default.
+- merge: short sections (under `SHORT_SECTION`, 80 characters) joined to the next one (`join_short`), boilerplate kept;
+- shipped: both, as `gaia-mas rag ingest` does by default (chunking `clean`);
+- merge200, shipped200: the same with sections under 200 characters joined (a candidate measured and not kept).
 
-For each knowledge base the modes keyword, semantic and hybrid (as shipped), and fusion candidates computed from the
-engine's own top-50 rankings: `gate` (fuse only when a top keyword passage holds every query term, else semantic),
-`rrf` (always fuse), `rrf sem x2`. Figures are page-level recall@5 / MRR through gaia_mas.rag.eval, diverse results.
+For each knowledge base the modes keyword, semantic and hybrid (as the package has it), and fusion candidates computed
+from the engine's own top-50 rankings: `gate` (fuse only when a top keyword passage holds every query term, else the
+semantic ranking: hybrid search before this bench), `rrf` (always fuse), `rrf sem x2` / `x3` (always, semantic weighted),
+`gate, else kw top at 2` (keyword's best passage second), `gate, else rrf sem x2` (what hybrid search does now). Figures are page-level recall@5 / MRR through gaia_mas.rag.eval, diverse results.
 Ingest rate: chunks per CPU-second of the whole ingest (text and vectors), so that other jobs on the machine matter less.
 """
 from __future__ import annotations
