@@ -285,7 +285,7 @@ SHORT_SECTION = 80  # characters: a section this short (a syntax line, a lone co
 
 def join_short(secs:list[Section], # a document's sections, in order
               ) -> list[Section]:
-    "The sections, each short one joined to the next on its page (the last to the one before): syntax keeps its prose."
+    "The sections, each short one joined to the next on its page: a syntax line keeps the prose that explains it."
     out, held = [], None
     for s in secs:
         if held is not None and held.page == s.page:
@@ -293,8 +293,6 @@ def join_short(secs:list[Section], # a document's sections, in order
         elif held is not None: out.append(held)
         held = s if len(s.text) < SHORT_SECTION else None
         if held is None: out.append(s)
-    if held is not None and out and out[-1].page == held.page:  # a short last section joins the one before
-        last = out.pop(); held = Section(f"{last.text}\n\n{held.text}", last.section, last.page)
     return out + ([held] if held is not None else [])
 
 # %% ../../nbs/rag/31_ingest.ipynb #f0997219
