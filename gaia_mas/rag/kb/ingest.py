@@ -17,11 +17,12 @@ from ...core.guards import Budget, Isolated, UnsafeDocument, cap_metadata, check
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'TEXT_TYPES', 'SUPPORTED', 'LIST_FIELDS', 'PAGE_META', 'PAGE_META_PREFIXES', 'READERS', 'CHUNK_SIZE',
-           'CHUNK_OVERLAP', 'CHUNKER', 'SYSTEM_FIELDS', 'sample_dir', 'Section', 'trim_lines', 'markdown_sections',
-           'meta_value', 'read_markdown', 'html_sections', 'page_markup', 'read_html', 'notebook_markdown',
-           'read_notebook', 'read_pdf', 'read_docx', 'read_other', 'read_sections', 'user_fields', 'split_section',
-           'chunk_document', 'embed_text', 'chunk_bounded', 'backfill_vectors', 'ingest', 'sample_kb']
+__all__ = ['log', 'TEXT_TYPES', 'SUPPORTED', 'LIST_FIELDS', 'PAGE_META', 'PAGE_META_PREFIXES', 'NAV_MARKS', 'READERS',
+           'CHUNK_SIZE', 'CHUNK_OVERLAP', 'CHUNKER', 'CHUNKINGS', 'SYSTEM_FIELDS', 'SHORT_SECTION', 'sample_dir',
+           'Section', 'trim_lines', 'markdown_sections', 'meta_value', 'read_markdown', 'html_sections', 'page_markup',
+           'read_html', 'drop_boilerplate', 'notebook_markdown', 'read_notebook', 'read_pdf', 'read_docx', 'read_other',
+           'read_sections', 'user_fields', 'split_section', 'join_short', 'chunk_document', 'embed_text',
+           'chunk_bounded', 'backfill_vectors', 'ingest', 'sample_kb']
 
 # %% ../../../nbs/rag/kb/31_ingest.ipynb #acf9fd2d
 def sample_dir() -> Path:
@@ -123,7 +124,9 @@ def page_markup(name:str, # a `<meta name=...>` of an HTML page
     name = name.strip().lower()
     return name in PAGE_META or name.startswith(PAGE_META_PREFIXES)
 
-def read_html(path:Path) -> tuple[str, dict, list[Section]]:
+def read_html(path:Path, # the page
+              frame:bool=False, # keep the page's navigation, tables of contents and footers (`drop_boilerplate`)
+             ) -> tuple[str, dict, list[Section]]:
     "Title, <meta> metadata and sections of an HTML file, parsed by BeautifulSoup."
     import warnings
     from bs4 import BeautifulSoup, XMLParsedAsHTMLWarning
@@ -132,10 +135,37 @@ def read_html(path:Path) -> tuple[str, dict, list[Section]]:
         warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
         soup = BeautifulSoup(plain_text(path).replace("\0", ""), "lxml")
     for t in soup(["script", "style", "noscript", "template", "iframe"]): t.decompose()
+    if not frame: drop_boilerplate(soup)
     meta = {m["name"]: meta_value(m["name"], m["content"]) for m in soup.find_all("meta")
             if m.get("name") and m.get("content") is not None and not page_markup(m["name"])}
     title = soup.title.get_text(strip=True) if soup.title and soup.title.get_text(strip=True) else path.stem
     return title, meta, html_sections(soup)
+
+# %% ../../../nbs/rag/kb/31_ingest.ipynb #d2c3724a
+NAV_MARKS = {"nav", "navigation", "navheader", "navfooter", "navbar", "toc", "sphinxsidebar", "sphinxsidebarwrapper",
+             "related", "breadcrumb", "breadcrumbs", "footer", "menu", "mobile-nav", "search", "inline-search",
+             "skip-link", "sidebar", "sidebarbutton"}  # classes, ids and roles of a page's frame, not its text
+
+def _frame(el) -> bool:
+    "Whether `el` is part of the page's frame: navigation, a table of contents, a sidebar or a footer."
+    if el.name in ("nav", "footer", "aside"): return True
+    marks = {*(el.get("class") or ()), el.get("id") or "", el.get("role") or ""}
+    return bool({m.lower() for m in marks} & NAV_MARKS)
+
+def _link_list(el, links:int=8, share:float=0.8) -> bool:
+    "Whether `el` is a list of links: at least `links` of them, holding `share` of its text (an index, Previous/Next)."
+    if el.name not in ("ul", "ol", "div", "table", "dl") or len(el.find_all("a", limit=links)) < links: return False
+    text = len(el.get_text(" ", strip=True)); linked = sum(len(a.get_text(" ", strip=True)) for a in el.find_all("a"))
+    return text > 0 and linked >= share * text
+
+def drop_boilerplate(soup, # a parsed page (BeautifulSoup), changed in place
+                    ):
+    "`soup` without its frame (navigation, tables of contents, sidebars, footers) and without lists of links."
+    for el in soup.find_all(_frame):
+        if not el.decomposed: el.decompose()
+    for el in soup.find_all(["ul", "ol", "div", "table", "dl"]):
+        if not el.decomposed and _link_list(el): el.decompose()
+    return soup
 
 # %% ../../../nbs/rag/kb/31_ingest.ipynb #e8d2e56f
 def notebook_markdown(path:str|Path) -> str:
@@ -202,19 +232,24 @@ def _sidecar(path:Path) -> dict:
     if not isinstance(extra, dict): raise ValueError(f"{side.name} must hold a JSON object")
     return extra
 
-def read_sections(path:str|Path) -> tuple[str, dict, list[Section]]:
+def read_sections(path:str|Path, # the file
+                  frame:bool=False, # keep an HTML page's navigation and tables of contents
+                 ) -> tuple[str, dict, list[Section]]:
     "Title, metadata (with the sidecar NAME.meta.json) and sections of any supported file."
     path = Path(path)
     if path.suffix.lower() not in SUPPORTED: raise ValueError(f"unsupported file type {path.suffix or '(none)'!r}")
     check_file(path)  # an Office file's zip members, before any parser opens it
-    title, meta, secs = READERS.get(path.suffix.lower(), read_other)(path)
+    read = READERS.get(path.suffix.lower(), read_other)
+    title, meta, secs = read(path, frame=True) if frame and read is read_html else read(path)
     # a sidecar's `title`, like any field the ingest owns, is kept as user.title (see `user_fields`)
     return str(title), {**meta, **_sidecar(path)}, secs
 
 # %% ../../../nbs/rag/kb/31_ingest.ipynb #88499257
 CHUNK_SIZE, CHUNK_OVERLAP = 1000, 120
 # part of every document hash: a change to how documents are read or cut re-ingests them
-CHUNKER = f"v3-{CHUNK_SIZE}-{CHUNK_OVERLAP}"
+CHUNKER = f"v4-{CHUNK_SIZE}-{CHUNK_OVERLAP}"
+# how pages are read and cut: "clean" drops a page's frame and joins short sections; "plain" keeps both as read
+CHUNKINGS = ("clean", "plain")
 SYSTEM_FIELDS = frozenset({"source", "title", "page", "section", "filetype", "modified", "content_hash", "text_hash",
                            "hash", "chunk_id", "id", "citation", "ord", "ingested", "start", "end"})
 
@@ -244,17 +279,35 @@ def split_section(text:str, # a section's text
         out.append((i, piece))
     return out
 
+# %% ../../../nbs/rag/kb/31_ingest.ipynb #ed6eac4d
+SHORT_SECTION = 80  # characters: a section this short (a syntax line, a lone code block) joins the next one
+
+def join_short(secs:list[Section], # a document's sections, in order
+              ) -> list[Section]:
+    "The sections, each short one joined to the next on its page: a syntax line keeps the prose that explains it."
+    out, held = [], None
+    for s in secs:
+        if held is not None and held.page == s.page:
+            s = Section(f"{held.text}\n\n{s.text}", held.section or s.section, s.page)
+        elif held is not None: out.append(held)
+        held = s if len(s.text) < SHORT_SECTION else None
+        if held is None: out.append(s)
+    return out + ([held] if held is not None else [])
+
 # %% ../../../nbs/rag/kb/31_ingest.ipynb #f0997219
 def chunk_document(path:str|Path, # the file
                    meta:Optional[dict]=None, # the user's tags, added to every chunk
+                   chunking:str="clean", # one of `CHUNKINGS`
                   ) -> tuple[dict, list[dict]]:
     "The document record and its chunks (text, citation, text_hash, metadata) for one file."
     path = Path(path).resolve()
     data = path.read_bytes()
-    title, doc_meta, secs = read_sections(path)
+    if chunking not in CHUNKINGS: raise ValueError(f"unknown chunking {chunking!r}: give one of {', '.join(CHUNKINGS)}")
+    title, doc_meta, secs = read_sections(path, frame=chunking == "plain")
+    if chunking == "clean": secs = join_short(secs)
     modified = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     user = user_fields(doc_meta, meta)
-    h = hashlib.sha256(data + json.dumps(user, sort_keys=True).encode() + CHUNKER.encode()).hexdigest()
+    h = hashlib.sha256(data + json.dumps(user, sort_keys=True).encode() + f"{CHUNKER}{chunking}".encode()).hexdigest()
     base = {**user, "source": str(path), "title": title, "filetype": path.suffix.lower().lstrip("."),
             "modified": modified, "content_hash": h}
     chunks, offset = [], 0  # start/end: the chunk's span in the document's text (sections joined by blank lines)
@@ -278,12 +331,12 @@ def embed_text(ch:dict) -> str:
 # %% ../../../nbs/rag/kb/31_ingest.ipynb #434b1d02
 _WORKERS: dict = {}
 
-def _parser(budget:Optional[Budget]) -> Callable:
+def _parser(budget:Optional[Budget], chunking:str="clean") -> Callable:
     "`chunk_document` in a worker process under `budget` (one worker per budget, kept for later ingests); here if None."
     from gaia_mas.rag.kb import ingest as mod  # the worker finds the function by its module's name
-    if budget is None: return mod.chunk_document
+    if budget is None: return lambda f, meta: mod.chunk_document(f, meta, chunking)
     if budget not in _WORKERS: _WORKERS[budget] = Isolated(budget, warm=("gaia_mas.rag.kb.ingest",))
-    return lambda f, meta: _WORKERS[budget](mod.chunk_document, f, meta)
+    return lambda f, meta: _WORKERS[budget](mod.chunk_document, f, meta, chunking)
 
 def chunk_bounded(path:str|Path, # one file
                   meta:Optional[dict]=None, # tags for every chunk
@@ -367,6 +420,7 @@ def ingest(kb:KnowledgeBase, # where to write
            budget:Optional[Budget]=Budget(), # time and memory per file, parsed in a worker process; None parses here
            follow_links:bool=False, # follow symbolic links that lead outside the folders given
            batch:int=2000, # chunks per write transaction (one document never splits)
+           chunking:str="clean", # how pages are read and cut, one of `CHUNKINGS`
            name:Optional[str]=None, # what the documents are called outside the server (`rag.sources`); each path's own name if None
           ) -> IngestReport:
     "Ingest files and folders: text first (keyword search works at once), then the vectors; failures reported."
@@ -375,7 +429,7 @@ def ingest(kb:KnowledgeBase, # where to write
     embed = embed and kb.embeddings is not None
     t0, rep = time.perf_counter(), IngestReport(semantic=embed)
     record_roots(kb, paths, name)  # the folders the sources are named relative to, outside the server
-    files, parse, pending = list(iter_files(paths, follow_links)), _parser(budget), {}
+    files, parse, pending = list(iter_files(paths, follow_links)), _parser(budget, chunking), {}
     if embed and files: _check_embedder(kb); mark_embedding(kb)  # searches meanwhile say the vectors are coming
     bar = tqdm(files, unit="file", disable=not progress, file=sys.stderr)
     try:

@@ -11,9 +11,9 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 
 # %% auto #0
 __all__ = ['MODES', 'WORD', 'STOP_WORDS', 'OPS', 'FIELD', 'FILTER_DEPTH', 'FILTER_CHARS', 'MAX_QUERY', 'META_DEPTH', 'META_CHARS',
-           'LITERAL_DEPTH', 'Hit', 'Hits', 'citation_for', 'unique_names', 'relabel', 'query_terms', 'check_json',
-           'json_depth', 'parse_json', 'check_filters', 'normalize_filters', 'check_metadata', 'rrf', 'hybrid',
-           'dedupe', 'spread']
+           'LITERAL_DEPTH', 'REWORDED_WEIGHT', 'Hit', 'Hits', 'citation_for', 'unique_names', 'relabel', 'query_terms',
+           'check_json', 'json_depth', 'parse_json', 'check_filters', 'normalize_filters', 'check_metadata', 'rrf',
+           'hybrid', 'dedupe', 'spread']
 
 # %% ../../../nbs/rag/kb/30_search.ipynb #95bbccc8
 @dataclass
@@ -198,24 +198,25 @@ def check_metadata(meta:Any, # parsed tags: {field: value}
 # %% ../../../nbs/rag/kb/30_search.ipynb #e97d2072
 def rrf(ranked:Sequence[Sequence[int]], # ranked id lists, best first
         k:int=60, # the damping constant of reciprocal rank fusion
+        weights:Optional[Sequence[float]]=None, # one weight per list (1 each if None)
        ) -> list[tuple[int, float]]:
-    "Reciprocal rank fusion: ids with the sum of 1/(k + rank) over the lists, best first."
+    "Reciprocal rank fusion: ids with the (weighted) sum of 1/(k + rank) over the lists, best first."
     score: dict[int, float] = {}
-    for ids in ranked:
-        for r, i in enumerate(ids, 1): score[i] = score.get(i, 0.0) + 1.0 / (k + r)
+    for ids, w in zip(ranked, weights or [1.0] * len(ranked)):
+        for r, i in enumerate(ids, 1): score[i] = score.get(i, 0.0) + w / (k + r)
     return sorted(score.items(), key=lambda x: -x[1])
 
 # %% ../../../nbs/rag/kb/30_search.ipynb #acb09035
-LITERAL_DEPTH = 10  # hybrid search fuses when one of this many top keyword passages holds every query term
+LITERAL_DEPTH = 10  # hybrid search fuses equally when one of this many top keyword passages holds every query term
+REWORDED_WEIGHT = 2.0  # the semantic ranking's weight in the fusion for any other question
 
 def hybrid(words:Sequence[tuple[int, float]], # the keyword ranking: (id, score) pairs, best first
            meaning:Sequence[tuple[int, float]], # the semantic ranking
            literal:bool, # whether a top keyword passage holds every query term
           ) -> list[tuple[int, float]]:
-    "Both rankings fused by `rrf` when the query is literal, else the semantic one (the keyword one if there is none)."
+    "Both rankings fused by `rrf`, the semantic one weighted `REWORDED_WEIGHT` unless the query is literal."
     if not meaning: return list(words)
-    if not literal: return list(meaning)
-    return rrf([[i for i, _ in words], [i for i, _ in meaning]])
+    return rrf([[i for i, _ in words], [i for i, _ in meaning]], weights=[1.0, 1.0 if literal else REWORDED_WEIGHT])
 
 # %% ../../../nbs/rag/kb/30_search.ipynb #f2b7b23f
 def _shingles(text:str) -> set:

@@ -116,3 +116,16 @@ def test_the_judge_reply_is_data():
         assert srv.requests[0]["response_format"]["type"] == "json_schema"
     assert [g["verdict"] for g in got] == ["correct", None, None, None], got
     assert got[3]["reason"].startswith("no verdict: the judge failed"), got[3]
+
+
+def test_compare_puts_configurations_side_by_side(tmp_path):
+    "One command ingests the documents once per embedder x chunking and prints each one's figures, and a page."
+    r = run(tmp_path, "rag", "eval", "nbs/samples/kb/golden.jsonl", "--compare", "nbs/samples/kb/docs",
+            "--embedders", "hash,none", "--chunkings", "clean,plain", "--html", tmp_path/"cmp.html")
+    assert r.returncode == 0, r.stderr
+    rows = re.findall(r"^(hash|none)\s+(clean|plain)\s+(keyword|semantic|hybrid)\s+[\d.]+\s+[\d.]+", r.stdout, re.M)
+    assert len(rows) == 3 + 3 + 1 + 1, r.stdout  # keyword search only without an embedder
+    assert (tmp_path/"cmp.html").read_text().count("<tr>") == 1 + len(rows)
+    bad = run(tmp_path, "rag", "eval", "nbs/samples/kb/golden.jsonl", "--compare", "nbs/samples/kb/docs",
+              "--chunkings", "fine")
+    assert bad.returncode != 0 and "unknown chunking 'fine'" in bad.stderr, bad.stderr
