@@ -10,6 +10,8 @@ export PATH := $(BIN):$(PATH)
 export VIRTUAL_ENV := $(abspath $(VENV))
 export OPIK_TRACK_DISABLE ?= true
 # What the test targets run; e.g. make test NB_ARGS="--path nbs/gaia/28_cli.ipynb" PYTEST_ARGS="-q tests/gaia/test_cli.py"
+# `make test` runs each notebook once: tools/docs.py --exec-only runs them as nbdev_test does (the `#| slow` cells too)
+# and keeps the executed copies in _build/nbs/, from which tests/test_docs_site.py builds the docs site
 NB_ARGS ?= --n_workers 2 --flags slow
 PYTEST_ARGS ?= -q --durations=30 tests
 # The tests that start no process of any kind (the markers in pytest.ini; tests/conftest.py keeps them honest)
@@ -43,7 +45,7 @@ test-fast: check-venv  ## the edit-test loop: the notebooks without their `#| sl
 	exit $$status
 
 test-nbs: check-venv
-	$(BIN)/nbdev_test $(NB_ARGS)
+	$(BIN)/python tools/docs.py --exec-only $(NB_ARGS)
 
 test-py: check-venv
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
