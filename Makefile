@@ -10,10 +10,15 @@ export PATH := $(BIN):$(PATH)
 export VIRTUAL_ENV := $(abspath $(VENV))
 export OPIK_TRACK_DISABLE ?= true
 # What the test targets run; e.g. make test NB_ARGS="--path nbs/gaia/28_cli.ipynb" PYTEST_ARGS="-q tests/gaia/test_cli.py"
+# `make test` runs each notebook once: tools/docs.py --exec-only runs them as nbdev_test does (the `#| slow` cells too)
+# and keeps the executed copies in _build/nbs/, from which tests/test_docs_site.py builds the docs site
 NB_ARGS ?= --n_workers 2 --flags slow
 PYTEST_ARGS ?= -q --durations=30 tests
 # The tests that start no process of any kind (the markers in pytest.ini; tests/conftest.py keeps them honest)
 FAST := not (postgres or browser or real_server or process or subprocess or slow)
+# the in-process tests in two workers (pytest-xdist): many of them wait (timeouts, retries, threads), and the two
+# overlap; FAST_XDIST= runs them in one process
+FAST_XDIST ?= -n 2
 
 .PHONY: install system venv test test-fast test-nbs test-py lint docs docs-check readme notebooks bench check-venv
 
@@ -38,12 +43,12 @@ test: check-venv  ## the notebooks' tests, then tests/: both always run; fails i
 test-fast: check-venv  ## the edit-test loop: the notebooks without their `#| slow` cells, the in-process pytest tests
 	@status=0; \
 	$(BIN)/nbdev_test --n_workers 2 || status=1; \
-	$(BIN)/python -m pytest -q -m "$(FAST)" tests || status=1; \
+	$(BIN)/python -m pytest -q $(FAST_XDIST) -m "$(FAST)" tests || status=1; \
 	[ $$status -eq 0 ] && echo "make test-fast: all passed" || echo "make test-fast: FAILED (see above)"; \
 	exit $$status
 
 test-nbs: check-venv
-	$(BIN)/nbdev_test $(NB_ARGS)
+	$(BIN)/python tools/docs.py --exec-only $(NB_ARGS)
 
 test-py: check-venv
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

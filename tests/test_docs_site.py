@@ -1,9 +1,11 @@
 """The docs site in a real browser: `make docs`'s build (tools/docs.py) served on 127.0.0.1, read with Playwright and
 Debian's chromium.
 
-Builds the site once for the module, as `make docs` does (or reads the one GAIA_MAS_DOCS_SITE names), then checks what a reader sees: the index opens with the GAIA
-graph drawn (an SVG made at build time), every link between pages resolves, the search finds a function's page, an API
-entry shows its parameters with their descriptions, and no page asks for anything beyond the local server.
+Builds the site once for the module, as `make docs` does, from the notebooks `make test`'s notebook step ran and kept
+in _build/nbs/ (running only those it finds missing or older than the notebook or the package's code), or reads the site
+GAIA_MAS_DOCS_SITE names. Then it checks what a reader sees: the index opens with the GAIA graph drawn (an SVG made at
+build time), every link between pages resolves, the search finds a function's page, an API entry shows its parameters
+with their descriptions, and no page asks for anything beyond the local server.
 """
 import functools, http.server, os, re, subprocess, sys, threading
 from html.parser import HTMLParser
@@ -12,7 +14,8 @@ from urllib.parse import unquote, urljoin, urlsplit
 import pytest
 
 # the build runs every notebook: minutes on a busy machine (the timeout applies where pytest-timeout is installed)
-pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(3600)]
+# one xdist worker for the module (`-n 2 --dist loadgroup`): one build of the site, not two racing in _build/
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(3600), pytest.mark.xdist_group("docs_site")]
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT/"_docs"
@@ -20,9 +23,10 @@ CHROMIUM = os.environ.get("GAIA_MAS_CHROMIUM", "/usr/bin/chromium")
 
 @pytest.fixture(scope="module")
 def site() -> Path:
-    "The site, built by tools/docs.py (what `make docs` runs); GAIA_MAS_DOCS_SITE=_docs checks one built already."
+    """The site, built by tools/docs.py (what `make docs` runs) from the executed notebooks of `make test`'s notebook
+    step, the notebooks it lacks run now; GAIA_MAS_DOCS_SITE=_docs checks one built already."""
     if os.environ.get("GAIA_MAS_DOCS_SITE"): return Path(os.environ["GAIA_MAS_DOCS_SITE"]).resolve()
-    r = subprocess.run([sys.executable, str(ROOT/"tools"/"docs.py")], cwd=ROOT, capture_output=True, text=True,
+    r = subprocess.run([sys.executable, str(ROOT/"tools"/"docs.py"), "--reuse"], cwd=ROOT, capture_output=True, text=True,
                        timeout=3000)
     assert r.returncode == 0, f"make docs failed:\n{(r.stdout + r.stderr)[-5000:]}"
     assert (SITE/"index.html").exists()

@@ -11,6 +11,12 @@
 
     python tools/docs.py            # the whole site
     python tools/docs.py --no-exec  # the notebooks' saved outputs only (fast)
+    python tools/docs.py --exec-only --flags slow  # `make test`'s notebook tests: nbdev_test's run, outputs kept
+    python tools/docs.py --reuse    # the site from the executed copies in _build/nbs/, running only those missing
+
+`make test` runs each notebook once: its notebook step is `--exec-only --flags slow` (every cell, as `nbdev_test --flags
+slow` runs them, in a pool of worker processes as nbdev_test's), and tests/test_docs_site.py then builds the site with
+`--reuse` from the copies that step kept.
 """
 from __future__ import annotations
 import argparse, hashlib, json, os, re, shutil, subprocess, sys, tempfile, time
@@ -61,20 +67,32 @@ def run_one(src:Path, dst:Path, flags:list[str]) -> str:
     write_nb(raw, dst)
     return err
 
-def _run_in_process(src:Path, dst:Path, env:dict) -> tuple[str, str, float]:
-    "run_one in a process of its own, as nbdev_test runs each notebook: (name, error or '', seconds)."
+def _run_job(job:tuple) -> tuple[str, str, float]:
+    "run_one in a worker of the pool: (name, error or '', seconds)."
+    src, dst, skip = job
     start = time.time()
-    r = subprocess.run([sys.executable, __file__, "--run-one", str(src), str(dst)], env=env, capture_output=True,
-                       text=True)
-    err = "" if r.returncode == 0 else (r.stdout + r.stderr)[-4000:]
+    try: err = run_one(src, dst, skip)
+    except Exception as e: err = f"{type(e).__name__}: {e}"
     return str(src.relative_to(ROOT)), err, time.time() - start
 
-def execute(nbs:Path, n_workers:int, env:dict) -> list[str]:
-    "Run every notebook in `nbs` into NB_COPY, `n_workers` at once; the names of those that failed."
-    from concurrent.futures import ThreadPoolExecutor
-    jobs = [(p, NB_COPY/p.relative_to(nbs)) for p in notebooks(nbs)]
-    with ThreadPoolExecutor(n_workers) as ex: res = list(ex.map(lambda j: _run_in_process(*j, env), jobs))
-    print("slowest notebooks: " + ", ".join(f"{n} {s:.0f} s" for n, _, s in sorted(res, key=lambda r: -r[2])[:5]))
+def _fresh(src:Path, dst:Path) -> bool:
+    "An executed copy at least as new as its notebook and the package's code."
+    return dst.exists() and dst.stat().st_mtime >= max(src.stat().st_mtime, _code_mtime())
+
+def _code_mtime() -> float:
+    return max(p.stat().st_mtime for p in (ROOT/"gaia_mas").rglob("*.py"))
+
+def execute(nbs:Path, n_workers:int, skip:list[str], only:list[Path]|None=None, reuse:bool=False) -> list[str]:
+    """Run the notebooks of `nbs` (or `only` those) into NB_COPY, in `n_workers` worker processes that each run one
+    notebook after another, as nbdev_test does; cells flagged with one of `skip` are not run. With `reuse`, a notebook
+    whose executed copy is fresh is not run again. The names of those that failed."""
+    from fastcore.parallel import parallel
+    import docs  # this file by its module name (tools/ is on sys.path), so that the workers find _run_job
+    jobs = [(p, NB_COPY/p.relative_to(nbs), skip) for p in (only or notebooks(nbs))]
+    if reuse: jobs = [j for j in jobs if not _fresh(j[0], j[1])]
+    if not jobs: print("the executed notebooks in _build/nbs/ are up to date"); return []
+    res = list(parallel(docs._run_job, jobs, n_workers=n_workers)) if n_workers > 1 else [_run_job(j) for j in jobs]
+    print(f"ran {len(res)} notebooks; slowest: " + ", ".join(f"{n} {s:.0f} s" for n, _, s in sorted(res, key=lambda r: -r[2])[:5]))
     for name, err, _ in res:
         if err: print(f"FAILED {name}:\n{err}", file=sys.stderr)
     return [name for name, err, _ in res if err]
@@ -238,21 +256,37 @@ def mkdocs(env:dict, titles:dict[str, str]) -> None:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-exec", action="store_true", help="use the notebooks' saved outputs; run nothing")
-    ap.add_argument("--workers", type=int, default=2, help="notebooks run at once")
+    ap.add_argument("--workers", "--n_workers", type=int, default=2, help="notebooks run at once")
+    ap.add_argument("--flags", default="", help="space separated tst_flags whose cells run too (as nbdev_test's)")
+    ap.add_argument("--path", help="run only this notebook, or the notebooks of this folder (with --exec-only)")
+    ap.add_argument("--exec-only", action="store_true", help="run the notebooks into _build/nbs/ and stop: a test run")
+    ap.add_argument("--reuse", action="store_true", help="run only the notebooks without a fresh copy in _build/nbs/")
     ap.add_argument("--render-only", action="store_true", help="render the _proc/ of the last build again")
     ap.add_argument("--run-one", nargs=2, metavar=("NOTEBOOK", "OUT"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
+    skip = [f for f in cfg().tst_flags.split() if f not in a.flags.split()]
     if a.run_one:
-        err = run_one(Path(a.run_one[0]).resolve(), Path(a.run_one[1]), cfg().tst_flags.split())
+        err = run_one(Path(a.run_one[0]).resolve(), Path(a.run_one[1]), skip)
         print(err, file=sys.stderr); sys.exit(1 if err else 0)
     start, nbs = time.time(), ROOT/cfg().nbs_path
-    env = {**os.environ, "OPIK_TRACK_DISABLE": "true", "NO_MKDOCS_2_WARNING": "1"}
+    os.environ.update(OPIK_TRACK_DISABLE="true", NO_MKDOCS_2_WARNING="1")
+    env = dict(os.environ)
     quarto = shutil.which("quarto")
     if a.render_only: return render(env, start)
-    shutil.rmtree(NB_COPY, ignore_errors=True)
+    if a.exec_only:
+        only = None
+        if a.path:
+            p = Path(a.path).resolve()
+            only = notebooks(p) if p.is_dir() else [p]
+            only = [q for q in only if q.is_relative_to(nbs)]
+        failed = execute(nbs, a.workers, skip, only)
+        if failed: sys.exit(f"notebook tests failed in {len(failed)} notebook(s): {', '.join(failed)} (see above)")
+        return print(f"notebook tests passed ({time.time() - start:.0f} s); executed copies in {NB_COPY.relative_to(ROOT)}/")
+    if not a.reuse: shutil.rmtree(NB_COPY, ignore_errors=True)
+    for gone in [q for q in NB_COPY.rglob("*.ipynb") if not (nbs/q.relative_to(NB_COPY)).exists()]: gone.unlink()
     copy_nbs(nbs, saved_outputs=a.no_exec)
     if not a.no_exec:
-        failed = execute(nbs, a.workers, env)
+        failed = execute(nbs, a.workers, skip, reuse=a.reuse)
         if failed: sys.exit(f"make docs: {len(failed)} notebook(s) failed to run: {', '.join(failed)} (see above)")
     if quarto:
         subprocess.run([Path(sys.executable).parent/"nbdev_docs", "--path", str(NB_COPY)], cwd=ROOT, env=env, check=True)

@@ -14,9 +14,12 @@ HEAD = """# Tests
 
 Two kinds, both run by `make test` (and by CI):
 
-- **Notebook tests**: the `test_eq` cells and live examples in `nbs/`, run by `nbdev_test`. They document what each
-  function does, one concept at a time, and run in seconds. A cell that starts a server, PostgreSQL, a browser or a
-  model is flagged `#| slow`: `make test` runs it (`nbdev_test --flags slow`), `make test-fast` leaves it out.
+- **Notebook tests**: the `test_eq` cells and live examples in `nbs/`, run as `nbdev_test` runs them. They document
+  what each function does, one concept at a time, and run in seconds. A cell that starts a server, PostgreSQL, a
+  browser or a model is flagged `#| slow`: `make test` runs it, `make test-fast` (`nbdev_test`) leaves it out. `make
+  test` runs each notebook once, with `tools/docs.py --exec-only --flags slow` (nbdev_test's run, in two worker
+  processes), which keeps the executed copies in `_build/nbs/`; `test_docs_site.py` builds the docs site from them
+  (`tools/docs.py --reuse`) instead of running every notebook a second time.
 - **Pytest tests**: the files here. Many start what a user starts (the `gaia-mas` command, servers, JupyterLab in
   chromium, PostgreSQL, llama.cpp, network namespaces) and check what the user sees; the others run in process.
 
@@ -24,7 +27,8 @@ Two tiers:
 
 - `make test`: everything, the notebooks then pytest. CI runs it.
 - `make test-fast`: the edit-test loop: the notebooks without their `#| slow` cells, and the pytest tests that start
-  no process, `-m "not (postgres or browser or real_server or process or subprocess or slow)"`.
+  no process, `-m "not (postgres or browser or real_server or process or subprocess or slow)"`, on two pytest-xdist
+  workers (`make test-fast FAST_XDIST=` for one).
 - Two workers: `make test-py PYTEST_ARGS="-q -n 2 --dist loadgroup tests"` (pytest-xdist; the postgres and
   real_server tests keep to one worker, so one PostgreSQL and one model server start). Measured on 2026-11-28 on the
   2-core machine with other jobs running, tests/gaia/test_{cli,votes,report}.py took 705 s on two workers and 936 s on
