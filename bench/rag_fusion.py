@@ -98,7 +98,7 @@ def fused(kb, question: str) -> bool:
     "Whether hybrid search fuses for `question` (one of the best keyword passages holds every query term)."
     from gaia_mas.rag.kb.api import LITERAL_DEPTH, query_terms
     terms = query_terms(question)
-    return kb._any_holds_all([i for i, _ in kb._keyword(terms, LITERAL_DEPTH, [])], terms)
+    return kb._any_holds_all([i for i, _ in kb.rank_keyword(terms, LITERAL_DEPTH, [])], terms)
 
 
 def candidates(kb, question: str, diverse: bool) -> dict[str, list]:
@@ -106,7 +106,7 @@ def candidates(kb, question: str, diverse: bool) -> dict[str, list]:
     top-50 keyword and semantic lists (those hybrid search fuses; reaching them needs the engine's primitives)."""
     from gaia_mas.rag.kb.api import query_terms
     terms, vec = query_terms(question), kb._query_vector(question)
-    words, meaning = kb._keyword(terms, DEPTH, []), kb._vector(vec, DEPTH, [])
+    words, meaning = kb.rank_keyword(terms, DEPTH, []), kb.rank_vector(vec, DEPTH, [])
     fused = {"RRF (before)": fuse([words, meaning], [1, 1], "rrf"), "RRF, semantic x2": fuse([words, meaning], [1, 2], "rrf"),
              "min-max 0.5": fuse([words, meaning], [0.5, 0.5], "minmax")}
     out = {m: list(kb.search(question, mode=m, k=K, diverse=diverse)) for m in ("keyword", "semantic", "hybrid")}

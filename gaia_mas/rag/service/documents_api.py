@@ -18,15 +18,15 @@ from ..kb.search import FILTER_DEPTH, MAX_QUERY, META_DEPTH, check_filters, chec
 from ..kb.options import empty_kb_note, parse_filters
 from .clients import write_refusal
 from ..kb.sources import SourceNames, public_filters, public_hit
+from ..kb.citations import cited_passage, citation_details, merge_chunks, public_citations
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'MAX_UPLOAD_MB', 'MAX_FILES', 'UPLOAD_TIMEOUT', 'ZIP_TYPES', 'PASSAGE_CHARS', 'router', 'MAX_DOC_CHUNKS',
-           'safe_name', 'upload_problem', 'UploadRefused', 'Upload', 'read_uploads', 'parse_meta_fields',
-           'store_upload', 'merge_chunks', 'cited_passage', 'list_documents', 'citation_details', 'public_documents',
-           'public_citations', 'wants_job', 'job_store', 'start_job', 'post_documents', 'get_job', 'get_documents',
-           'delete_document', 'document_text', 'get_document', 'search', 'add_document_routes']
+__all__ = ['log', 'MAX_UPLOAD_MB', 'MAX_FILES', 'UPLOAD_TIMEOUT', 'ZIP_TYPES', 'router', 'MAX_DOC_CHUNKS', 'safe_name',
+           'upload_problem', 'UploadRefused', 'Upload', 'read_uploads', 'parse_meta_fields', 'store_upload',
+           'list_documents', 'public_documents', 'wants_job', 'job_store', 'start_job', 'post_documents', 'get_job',
+           'get_documents', 'delete_document', 'document_text', 'get_document', 'search', 'add_document_routes']
 
 # %% ../../../nbs/rag/service/39b_documents_api.ipynb #918b25d0
 MAX_UPLOAD_MB = 25  # per file, by default
@@ -199,31 +199,6 @@ def store_upload(kb:Any, # the knowledge base
     kb.write_document(doc, chunks, kb.embed([embed_text(c) for c in chunks]))
     return {"source": source, "status": "updated" if old else "added", "chunks": len(chunks)}
 
-# %% ../../../nbs/rag/service/39b_documents_api.ipynb #20e8257f
-PASSAGE_CHARS = 1200  # characters of cited text shown with a citation
-
-def merge_chunks(pieces:Iterable[tuple[Optional[int], str]], # (offset in the document, text) per chunk, in order
-                 pad:bool=False, # fill the gaps between chunks, so each keeps its offset in the result
-                ) -> str:
-    "The chunks' text with what neighbours share said once; a blank line between chunks that do not meet."
-    out, end = "", 0
-    for start, text in pieces:
-        if start is None: out += ("\n\n" if out else "") + text; continue
-        if start < end: out += text[end - start:]
-        elif pad: out += ("\n" if start - end > 1 else " ") * (start - end) + text
-        else: out += ("\n\n" if out else "") + text
-        end = max(end, start + len(text))
-    return out
-
-def cited_passage(kb:Any, # the knowledge base
-                  d:dict, # a citation's label, source, section and page
-                 ) -> Optional[str]:
-    "The text of the chunks a citation names, in document order, their overlaps once, cut to `PASSAGE_CHARS`."
-    where = {k: d[k] for k in ("source", "section", "page") if d.get(k) is not None}
-    hits = [h for h in kb.filter_search(where, k=20) if h.citation == d["citation"]]
-    text = merge_chunks((h.metadata.get("start"), h.text) for h in hits)
-    return (text[:PASSAGE_CHARS] + ("…" if len(text) > PASSAGE_CHARS else "")) or None
-
 # %% ../../../nbs/rag/service/39b_documents_api.ipynb #2e2089e0
 def list_documents(kb:Any, # the knowledge base
                    offset:int=0, limit:int=50) -> dict:
@@ -233,36 +208,11 @@ def list_documents(kb:Any, # the knowledge base
     docs = [{"source": s, **found[s]} for s in page if s in found]
     return {"documents": docs, "total": len(srcs), "offset": offset, "limit": limit}
 
-# %% ../../../nbs/rag/service/39b_documents_api.ipynb #e35fc5de
-def citation_details(kb:Any, # the knowledge base the answer came from (None: labels only)
-                     citations:list[str], # the answer's citation labels
-                    ) -> list[dict]:
-    "Each citation as `{citation, source, section, page, start, end, passage}`; the span covers the chunks it names."
-    out = []
-    for c in citations:
-        d = {"citation": c}
-        rows = kb.cited_label(c) if kb is not None and c else []
-        if rows:
-            src = rows[0][0]; ms = [m for s, m in rows if s == src]
-            starts, ends = [m["start"] for m in ms if "start" in m], [m["end"] for m in ms if "end" in m]
-            d |= {"source": src, **{k: ms[0].get(k) for k in ("section", "page", "title")},
-                  "start": min(starts) if starts else None, "end": max(ends) if ends else None}
-            d["passage"] = cited_passage(kb, d)
-        out.append(d)
-    return out
-
 # %% ../../../nbs/rag/service/39b_documents_api.ipynb #b3aefa8c
 def public_documents(page:dict, # a page of `list_documents`
                      names:SourceNames) -> dict:
     "The page with each source named as outside the server."
     return {**page, "documents": [{**d, "source": names.public(d["source"])} for d in page["documents"]]}
-
-def public_citations(kb:Any, # the knowledge base the answer came from
-                     citations:list[str], # the answer's citation labels
-                    ) -> list[dict]:
-    "`citation_details`, with each source named as outside the server."
-    names = SourceNames.of(kb)
-    return [{**d, "source": names.public(d["source"])} if "source" in d else d for d in citation_details(kb, citations)]
 
 # %% ../../../nbs/rag/service/39b_documents_api.ipynb #c741d445
 def wants_job(request:Request) -> bool:

@@ -79,7 +79,7 @@ def make_rag_system(args:Any=None, # an argparse Namespace with the model option
                               session_ttl=opts.get("session_ttl") or None)
     system.kb, system.provider = knowledge_base, opts.get("provider", "scripted")
     if knowledge_base is not None:  # citations a reader can follow: source, section, page, character span
-        from gaia_mas.rag.service.documents_api import public_citations
+        from gaia_mas.rag.kb.citations import public_citations
         system.cite = functools.partial(public_citations, knowledge_base)
     return system
 

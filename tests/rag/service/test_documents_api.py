@@ -220,7 +220,7 @@ def test_schemathesis_fuzz_of_the_new_routes_finds_no_server_error(server):
 
 def test_round_trip_on_sqlite_and_postgres(kb_url):
     "Upload, list, search, follow a citation and delete, on both knowledge-base engines."
-    from gaia_mas.rag.service.documents_api import citation_details
+    from gaia_mas.rag.kb.citations import citation_details
     kb = open_kb(kb_url, HashEmbeddings(), create=True)
     with LiveServer(create_app(make_rag_system(provider="scripted", knowledge_base=kb), api_key=KEY)) as url, \
          httpx.Client(base_url=url, headers={"X-API-Key": KEY}, timeout=60) as c:
