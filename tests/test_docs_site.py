@@ -21,15 +21,19 @@ ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT/"_docs"
 CHROMIUM = os.environ.get("GAIA_MAS_CHROMIUM", "/usr/bin/chromium")
 
+_BUILT: list = []  # the site this process built
+
 @pytest.fixture(scope="module")
 def site() -> Path:
     """The site, built by tools/docs.py (what `make docs` runs) from the executed notebooks of `make test`'s notebook
     step, the notebooks it lacks run now; GAIA_MAS_DOCS_SITE=_docs checks one built already."""
     if os.environ.get("GAIA_MAS_DOCS_SITE"): return Path(os.environ["GAIA_MAS_DOCS_SITE"]).resolve()
+    if _BUILT: return _BUILT[0]   # a pytest-xdist worker may tear module fixtures down between tests: build once
     r = subprocess.run([sys.executable, str(ROOT/"tools"/"docs.py"), "--reuse"], cwd=ROOT, capture_output=True, text=True,
                        timeout=3000)
     assert r.returncode == 0, f"make docs failed:\n{(r.stdout + r.stderr)[-5000:]}"
     assert (SITE/"index.html").exists()
+    _BUILT.append(SITE)
     return SITE
 
 @pytest.fixture(scope="module")

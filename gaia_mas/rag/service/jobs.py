@@ -56,12 +56,18 @@ class JobStore:
         db.execute("pragma journal_mode=wal") if path != ":memory:" else None
         return db
 
+    def _create(self, conn) -> None:
+        "The table, made once: on PostgreSQL under the schema lock, as two processes' `CREATE ... IF NOT EXISTS` can clash."
+        if self.kind != "postgres": conn.execute(_SCHEMA); return
+        from gaia_mas.rag.kb.postgres import SCHEMA_LOCK
+        with conn.transaction(): conn.execute("select pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,)); conn.execute(_SCHEMA)
+
     def _exec(self, sql:str, params:Sequence=()) -> list[tuple]:
         "Run one statement (`?` placeholders, `{now}` the database's clock); its rows."
         sql = sql.format(now=_NOW[self.kind]).replace("?", "%s" if self.kind == "postgres" else "?")
         with self._lock:
             try:
-                if self._conn is None: self._conn = self._connect(); self._conn.execute(_SCHEMA)
+                if self._conn is None: self._conn = self._connect(); self._create(self._conn)
                 cur = self._conn.execute(sql, tuple(params))
                 return list(cur.fetchall()) if cur.description else []
             except Exception:

@@ -65,10 +65,13 @@ def test_serve_with_two_workers(sample_kb_url, tmp_path):
         rs = [httpx.post(f"{url}/multiagent/sequential/chat", json={"question": Q, "session_id": f"w{i}"}, timeout=60) for i in range(4)]
         assert [r.status_code for r in rs] == [200] * 4
 
-def _workers() -> int:
-    "How many uvicorn worker processes this test process has started (spawned children of a `serve`)."
+def _workers(url:str) -> int:
+    "How many uvicorn worker processes the `serve` behind `url` has started (its spawned children; other servers that"
+    "this pytest process runs, such as a module's shared one, are not counted)."
     import psutil
-    kids = psutil.Process().children(recursive=True)
+    port = url.rsplit(":", 1)[1]
+    mine = [p for p in psutil.Process().children() if f" --port {port} " in f" {' '.join(p.cmdline())} "]
+    kids = [k for p in mine for k in p.children(recursive=True)]
     return sum(1 for k in kids if "spawn_main" in " ".join(k.cmdline()))
 
 def test_serve_starts_one_worker_per_core_by_default(sample_kb_url, tmp_path):
@@ -76,8 +79,8 @@ def test_serve_starts_one_worker_per_core_by_default(sample_kb_url, tmp_path):
     cores, log = len(os.sched_getaffinity(0)), []
     with serve("--kb", sample_kb_url, "--sessions", f"sqlite:///{tmp_path}/s.sqlite", log=log) as url:
         end = time.monotonic() + 120
-        while _workers() < cores and time.monotonic() < end: time.sleep(0.2)
-        found = _workers()
+        while _workers(url) < cores and time.monotonic() < end: time.sleep(0.2)
+        found = _workers(url)
         rs = [httpx.post(f"{url}/multiagent/sequential/chat", json={"question": Q, "session_id": f"d{i}"}, timeout=60)
               for i in range(4)]
         assert [r.status_code for r in rs] == [200] * 4
