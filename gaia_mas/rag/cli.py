@@ -461,7 +461,7 @@ def add_rag_parsers(sub) -> None:
     rag = sub.add_parser("rag", help="the document knowledge base and its question answering")
     rag = rag.add_subparsers(dest="rag_command", required=True)
     _ingest_parsers(rag); _query_parsers(rag); _ask_parser(rag, add_model_options); _sessions_parsers(rag)
-    from gaia_mas.rag.workflows.eval import add_eval_parser  # light: its heavy parts load when it runs
+    from gaia_mas.rag.workflows.eval_cli import add_eval_parser  # light: its heavy parts load when it runs
     add_eval_parser(rag, _kb_option, add_model_options, guarded)
     _serve_parser(sub, add_model_options)
 

