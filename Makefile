@@ -14,8 +14,8 @@ export OPIK_TRACK_DISABLE ?= true
 # and keeps the executed copies in _build/nbs/, from which tests/test_docs_site.py builds the docs site
 NB_ARGS ?= --n_workers 2 --flags slow
 # pytest on two workers (pytest-xdist): most tests wait on a process, a server or a timeout, so two overlap on two
-# cores; the postgres and real_server tests keep to one worker (tests/conftest.py), so one of each server starts
-PYTEST_ARGS ?= -q --durations=30 -n 2 --dist loadgroup tests
+# cores; each test file stays on one worker (--dist loadfile), so its module fixtures (a docs build, a server) run once
+PYTEST_ARGS ?= -q --durations=30 -n 2 --dist loadfile tests
 # The tests that start no process of any kind (the markers in pytest.ini; tests/conftest.py keeps them honest)
 FAST := not (postgres or browser or real_server or process or subprocess or slow)
 # the in-process tests in two workers (pytest-xdist): many of them wait (timeouts, retries, threads), and the two

@@ -61,8 +61,8 @@ def local_model_url():
 def pytest_collection_modifyitems(items):
     for item in items:
         if "pg_url" in getattr(item, "fixturenames", ()): item.add_marker(pytest.mark.postgres)
-        # under pytest-xdist (`-n 2 --dist loadgroup`) the tests of one session server share a worker, so that one
-        # PostgreSQL and one model server start per run, not one per worker
+        # grouped for `--dist loadgroup` (pytest-xdist 3.8 under pytest 9 does not apply the groups: `make test` uses
+        # --dist loadfile, which keeps each file on one worker)
         for kind in ("postgres", "real_server"):
             if item.get_closest_marker(kind): item.add_marker(pytest.mark.xdist_group(kind)); break
 

@@ -14,7 +14,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 import pytest
 
 # the build runs every notebook: minutes on a busy machine (the timeout applies where pytest-timeout is installed)
-# one xdist worker for the module (`-n 2 --dist loadgroup`): one build of the site, not two racing in _build/
+# one xdist worker for the module (`make test` runs `--dist loadfile`): one build of the site, not two racing in _build/
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(3600), pytest.mark.xdist_group("docs_site")]
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -29,9 +29,10 @@ Two tiers:
 - `make test-fast`: the edit-test loop: the notebooks without their `#| slow` cells, and the pytest tests that start
   no process, `-m "not (postgres or browser or real_server or process or subprocess or slow)"`, on two pytest-xdist
   workers (`make test-fast FAST_XDIST=` for one).
-- Both run pytest on two pytest-xdist workers (`-n 2 --dist loadgroup` for `make test`): most tests wait on a process,
-  a server or a timeout, so two overlap on two cores. The postgres and real_server tests keep to one worker, so one
-  PostgreSQL and one model server start. One worker: `make test PYTEST_ARGS="-q tests"`.
+- Both run pytest on two pytest-xdist workers (`-n 2 --dist loadfile` for `make test`): most tests wait on a process,
+  a server or a timeout, so two overlap on two cores. Each file stays on one worker, so its module fixtures run once;
+  a session server (PostgreSQL, the model server) starts once per worker that needs it. One worker:
+  `make test PYTEST_ARGS="-q tests"`.
 
 Files are named after the module they test: `tests/<part>/test_<module>.py` (`tests/rag/<kb|workflows|service>/` for
 the RAG system's three parts), with a suffix when a module has several (`test_app_failover.py`). What a test

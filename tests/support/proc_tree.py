@@ -28,8 +28,10 @@ class Tagged:
     def __init__(self, args:list[str], env:dict|None=None, cwd=None):
         self.tag = uuid.uuid4().hex
         self.orphans_before = {p.pid for p in psutil.process_iter(["ppid"]) if p.info["ppid"] == 1}
+        # Ctrl-C's default, as a terminal starts a command: a pytest worker's children may inherit SIGINT ignored
         self.proc = subprocess.Popen(args, env={**os.environ, **(env or {}), TAG: self.tag}, cwd=cwd,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
     def processes(self) -> list[psutil.Process]: return tagged(self.tag)
 
