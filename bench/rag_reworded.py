@@ -22,7 +22,7 @@ Configurations change how pages are read and cut (each builds its own knowledge 
 For each knowledge base the modes keyword, semantic and hybrid (as the package has it), and fusion candidates computed
 from the engine's own top-50 rankings: `gate` (fuse only when a top keyword passage holds every query term, else the
 semantic ranking: hybrid search before this bench), `rrf` (always fuse), `rrf sem x2` / `x3` (always, semantic weighted),
-`gate, else kw top at 2` (keyword's best passage second), `gate, else rrf sem x2` (what hybrid search does now). Figures are page-level recall@5 / MRR through gaia_mas.rag.eval, diverse results.
+`gate, else kw top at 2` (keyword's best passage second), `gate, else rrf sem x2` (what hybrid search does now). Figures are page-level recall@5 / MRR through gaia_mas.rag.workflows.eval, diverse results.
 Ingest rate: chunks per CPU-second of the whole ingest (text and vectors), so that other jobs on the machine matter less.
 """
 from __future__ import annotations
