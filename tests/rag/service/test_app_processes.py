@@ -171,7 +171,7 @@ def test_two_processes_under_concurrent_load_on_one_postgres(pg_url):
     "Knowledge base and sessions in one database; 16 conversations at once, their turns alternating between two servers."
     with fresh_database(pg_url, f"scaleout_{os.getpid()}") as db:
         _ingest_sample(db)
-        with serve("--kb", db) as a, serve("--kb", db) as b:  # sessions default to the knowledge base's database
+        with serve("--kb", db, "--workers", "1") as a, serve("--kb", db, "--workers", "1") as b:  # sessions: the kb database
             assert httpx.get(f"{a}/health", timeout=30).json()["sessions"] == "postgres"
             convs = asyncio.run(_conversations([a, b], 16))
     for conv in convs:
