@@ -12,7 +12,7 @@ failures and the server's CPU milliseconds per request (its processes' user + sy
 shared machine, unlike the wall times). The goals: 32 sessions within 1.3x and 128 simultaneous requests within 1.5x of
 one client, with no failure.
 """
-import argparse, asyncio, contextlib, hashlib, os, shutil, signal, statistics, subprocess, sys, tempfile, time
+import argparse, asyncio, contextlib, hashlib, os, shutil, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 
 os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
@@ -21,7 +21,7 @@ import httpx, psutil  # noqa: E402
 HERE = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(HERE/"bench")]
 from rag_load import cpu  # noqa: E402
-from rag_service import free_port, pct, table  # noqa: E402
+from rag_service import free_port, pct, running, table  # noqa: E402
 
 GAIA = [sys.executable, "-c", "import sys; from gaia_mas.cli import main; sys.exit(main())"]
 PAGES = 10  # the sample collection's first Markdown pages
@@ -41,26 +41,12 @@ def fresh_home(code:Path, tmp:Path, label:str) -> dict:
     return env
 
 
-@contextlib.contextmanager
 def serve(code:Path, env:dict, latency:float, workers:int|None, timeout:float=180):
     "`gaia-mas serve --provider scripted --latency L` from `code` on a free port, on the defaults; (url, psutil.Process)."
     port = free_port()
     extra = ["--workers", str(workers)] if workers else []
-    proc = subprocess.Popen([*GAIA, "serve", "--provider", "scripted", "--latency", str(latency), "--port", str(port), *extra],
-                            cwd=code, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    url, end = f"http://127.0.0.1:{port}", time.monotonic() + timeout
-    try:
-        while True:
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{url}/health", timeout=5).status_code == 200: break
-            if proc.poll() is not None or time.monotonic() > end: raise RuntimeError(f"serve ({code}) did not start")
-            time.sleep(0.3)
-        yield url, psutil.Process(proc.pid)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try: proc.wait(timeout=60)
-            except subprocess.TimeoutExpired: os.killpg(proc.pid, signal.SIGKILL); proc.wait(timeout=10)
+    cmd = [*GAIA, "serve", "--provider", "scripted", "--latency", str(latency), "--port", str(port), *extra]
+    return running(cmd, port, env, code, timeout, f"serve ({code})")
 
 
 def question(session:str, turn:int) -> str:

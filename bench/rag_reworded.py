@@ -26,11 +26,12 @@ semantic ranking: hybrid search before this bench), `rrf` (always fuse), `rrf se
 Ingest rate: chunks per CPU-second of the whole ingest (text and vectors), so that other jobs on the machine matter less.
 """
 from __future__ import annotations
-import argparse, contextlib, json, os, shutil, statistics, subprocess, sys, time
+import argparse, contextlib, json, os, statistics, sys, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT)); sys.path.insert(0, str(ROOT/"bench"))
+from rag_fusion import need  # noqa: E402  (installs a corpus's Debian package when it is missing)
 os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
 GIT = Path("/usr/share/doc/git-doc")
 GIT_PAGES = ("add am apply archive bisect blame branch bundle checkout cherry cherry-pick clean clone commit describe diff "
@@ -44,16 +45,6 @@ GIT_GUIDES = ("gitignore gitattributes gitrevisions githooks gitsubmodules gitfa
               "gitcvs-migration everyday").split()
 CORPORA, CONFIGS = ("sample", "pg50", "py68", "git"), ("before", "clean", "merge", "shipped")
 K, DEPTH = 5, 50
-
-
-def need(folder: Path, package: str) -> Path:
-    "`folder`, installing the Debian `package` that holds it first when it is missing."
-    if not folder.is_dir():
-        if shutil.which("apt-get") and os.geteuid() == 0:
-            subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", package], check=True,
-                           env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
-        else: sys.exit(f"the corpus is not at {folder}: sudo apt-get install {package}")
-    return folder
 
 
 def golden(name: str) -> Path:

@@ -80,27 +80,32 @@ def free_port():
     with socket.socket() as s: s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
 
 @contextlib.contextmanager
-def server(latency:float, kb:str, sessions:str, workers:int=1, code:Optional[Path]=None, timeout:float=180):
-    "`gaia-mas serve --provider scripted --latency L` on a free port, from checkout `code` if given; (url, psutil.Process)."
-    port = free_port()
-    env = {**os.environ, "OPIK_TRACK_DISABLE": "true"}
-    if code: env.update(PYTHONPATH=str(code), GAIA_MAS_PROMPTS=str(code/"prompts"))
-    proc = subprocess.Popen([*SERVE, "--provider", "scripted", "--latency", str(latency), "--port", str(port), "--kb", kb,
-                             "--sessions", sessions, "--workers", str(workers)], cwd=code, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+def running(cmd:list, port:int, env:dict, cwd:Optional[Path]=None, timeout:float=180, what:str="the server"):
+    "Start the server `cmd` (listening on `port`), wait for its /health; (url, psutil.Process); stop its process group."
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
     url, end = f"http://127.0.0.1:{port}", time.monotonic() + timeout
     try:
         while True:
             with contextlib.suppress(httpx.HTTPError):
                 if httpx.get(f"{url}/health", timeout=5).status_code == 200: break
-            if proc.poll() is not None or time.monotonic() > end: raise RuntimeError(f"the server ({code or 'here'}) did not start")
+            if proc.poll() is not None or time.monotonic() > end: raise RuntimeError(f"{what} did not start")
             time.sleep(0.3)
         yield url, psutil.Process(proc.pid)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)
-            try: proc.wait(timeout=30)
+            try: proc.wait(timeout=60)
             except subprocess.TimeoutExpired: os.killpg(proc.pid, signal.SIGKILL); proc.wait(timeout=10)
+
+def server(latency:float, kb:str, sessions:str, workers:int=1, code:Optional[Path]=None, timeout:float=180):
+    "`gaia-mas serve --provider scripted --latency L` on a free port, from checkout `code` if given; (url, psutil.Process)."
+    port = free_port()
+    env = {**os.environ, "OPIK_TRACK_DISABLE": "true"}
+    if code: env.update(PYTHONPATH=str(code), GAIA_MAS_PROMPTS=str(code/"prompts"))
+    cmd = [*SERVE, "--provider", "scripted", "--latency", str(latency), "--port", str(port), "--kb", kb,
+           "--sessions", sessions, "--workers", str(workers)]
+    return running(cmd, port, env, code, timeout, f"the server ({code or 'here'})")
 
 ENDPOINTS = [f"/multiagent/{p}/chat" for p in PATTERNS] + ["/multiagent/chat"]
 
