@@ -4,7 +4,7 @@
 
 # %% ../nbs/40_cli.ipynb #40087af6
 from __future__ import annotations
-import argparse, json, os, sys
+import argparse, atexit, json, os, signal, sys
 from typing import Optional, Sequence
 from .gaia.cli import add_gaia_parsers
 from .rag.cli import add_rag_parsers
@@ -46,6 +46,17 @@ def _closed_pipe() -> int:
     except (OSError, ValueError): pass
     return 141
 
+# %% ../nbs/40_cli.ipynb #cb1e116f
+def _stopped(on_command_line:bool, # the process is the `gaia-mas` command, not a notebook or test calling `main`
+            ) -> int:
+    "Ctrl-C: say how to resume, return 130; on the command line a further Ctrl-C ends the process at once with 130."
+    if on_command_line:
+        signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+        atexit.register(signal.signal, signal.SIGINT, signal.SIG_IGN)   # Python's last exit steps reset the handler
+    print("gaia-mas: stopped; run the same command again to resume", file=sys.stderr)
+    return 130
+
+# %% ../nbs/40_cli.ipynb #4764758f
 def main(argv:Optional[Sequence[str]]=None, # the arguments; sys.argv[1:] if None
         ) -> int:
     "The `gaia-mas` command; returns the exit code."
@@ -57,5 +68,4 @@ def main(argv:Optional[Sequence[str]]=None, # the arguments; sys.argv[1:] if Non
     except BrokenPipeError: return _closed_pipe()
     except (FileNotFoundError, ImportError, ValueError, RuntimeError) as e:   # MissingAPIKeyError is a RuntimeError
         print(f"gaia-mas: {e}", file=sys.stderr); return 2
-    except KeyboardInterrupt:
-        print("gaia-mas: stopped; run the same command again to resume", file=sys.stderr); return 130
+    except KeyboardInterrupt: return _stopped(on_command_line=argv is None)
