@@ -19,10 +19,13 @@ Configurations change how pages are read and cut (each builds its own knowledge 
 - shipped: both, as `gaia-mas rag ingest` does by default (chunking `clean`);
 - merge200, shipped200: the same with sections under 200 characters joined (a candidate measured and not kept).
 
-For each knowledge base the modes keyword, semantic and hybrid (as the package has it), and fusion candidates computed
-from the engine's own top-50 rankings: `gate` (fuse only when a top keyword passage holds every query term, else the
-semantic ranking: hybrid search before this bench), `rrf` (always fuse), `rrf sem x2` / `x3` (always, semantic weighted),
-`gate, else kw top at 2` (keyword's best passage second), `gate, else rrf sem x2` (what hybrid search does now). Figures are page-level recall@5 / MRR through gaia_mas.rag.workflows.eval, diverse results.
+For each knowledge base the modes keyword, semantic and hybrid (as the package has it: chunk fusion, and for a question not in
+the documents' words pages fused with their chunks' mean similarity, `fuse_pages`), and candidates computed from the engine's own top-50 rankings:
+`chunk fusion` (hybrid search before pages: RRF, semantic weighted 2 unless a top keyword passage holds every query
+term), `pages: kw + sem` (for a reworded question, keyword's and semantic's pages fused without the pages' mean similarity), `sem pages: max +
+0.1 sum` (semantic's top 200 chunks scored per page) and `PRF` (pseudo-relevance feedback: chunk fusion with a keyword
+search for the 10 most telling words, tf x idf, of the top 3 semantic passages). Figures are page-level recall@5 / MRR
+through gaia_mas.rag.workflows.eval, diverse results.
 Ingest rate: chunks per CPU-second of the whole ingest (text and vectors), so that other jobs on the machine matter less.
 """
 from __future__ import annotations
@@ -95,28 +98,49 @@ def weighted_rrf(lists: list[list[int]], weights: list[float]) -> list[tuple[int
 
 def candidates(kb, question: str) -> dict[str, list]:
     "Each mode's and each fusion candidate's top K hits (diverse, as searches are by default)."
-    from gaia_mas.rag.kb.search import query_terms
+    from gaia_mas.rag.kb.search import REWORDED_WEIGHT, page_order, query_terms
     terms, vec = query_terms(question), kb._query_vector(question)
     words, meaning = kb.rank_keyword(terms, DEPTH, []), kb.rank_vector(vec, DEPTH, [])
-    w, m = [i for i, _ in words], [i for i, _ in meaning]
-    gate = kb._literal(terms, words)
-    fused = {"gate": weighted_rrf([w, m], [1, 1]) if gate else meaning, "rrf": weighted_rrf([w, m], [1, 1]),
-             "rrf sem x2": weighted_rrf([w, m], [1, 2]), "rrf sem x3": weighted_rrf([w, m], [1, 3]),
-             "gate, else kw top at 2": weighted_rrf([w, m], [1, 1]) if gate else _kw_top(words, meaning),
-             "gate, else rrf sem x2": weighted_rrf([w, m], [1, 1]) if gate else weighted_rrf([w, m], [1, 2])}
+    w, m, lit = [i for i, _ in words], [i for i, _ in meaning], kb._literal(terms, words)
+    chunks = weighted_rrf([w, m], [1, 1 if lit else REWORDED_WEIGHT])
+    src = kb._sources(list(dict.fromkeys(w + m)))
+    pages = [page_order(words, src), page_order(meaning, src)]
+    fused = {"chunk fusion": chunks, "pages: kw + sem": chunks if lit else _lead(chunks, weighted_rrf(pages, [1, REWORDED_WEIGHT]), src),
+             "sem pages: max + 0.1 sum": _page_sum(kb, vec, src), "PRF": _prf(kb, terms, w, m, lit)}
     out = {md: list(kb.search(question, mode=md, k=K)) for md in ("keyword", "semantic", "hybrid")}
     return {**out, **{n: kb._distinct(kb._spread(s[:DEPTH], K), K) for n, s in fused.items()}}
 
 
-RUNS = ("keyword", "semantic", "hybrid", "gate", "rrf", "rrf sem x2", "rrf sem x3", "gate, else kw top at 2",
-        "gate, else rrf sem x2")
+RUNS = ("keyword", "semantic", "hybrid", "chunk fusion", "pages: kw + sem", "sem pages: max + 0.1 sum", "PRF")
 
 
-def _kw_top(words: list, meaning: list) -> list:
-    "The semantic ranking with keyword search's best passage second (unless semantic has it first or second)."
-    if not words or words[0][0] in [i for i, _ in meaning[:2]]: return list(meaning)
-    rest = [p for p in meaning if p[0] != words[0][0]]
-    return rest[:1] + [words[0]] + rest[1:]
+def _lead(chunks: list, pages: list, src: dict) -> list:
+    "Each page's best chunk, pages in the order of `pages`; then the rest (as `fuse_pages` does)."
+    from gaia_mas.rag.kb.search import fuse_pages
+    return fuse_pages(chunks, [[p for p, _ in pages]], [1.0], src)
+
+
+def _page_sum(kb, vec, src: dict) -> list:
+    "Semantic search's top 200 chunks scored per page: the best chunk's similarity plus 0.1 of the others'."
+    ranked = kb.rank_vector(vec, 200, []); src = {**src, **kb._sources([i for i, _ in ranked])}
+    score, best = {}, {}
+    for i, s in ranked:
+        p = src[i]; score[p] = score.get(p, 0.0) + (s if p not in best else 0.1 * s); best.setdefault(p, i)
+    return [(best[p], s) for p, s in sorted(score.items(), key=lambda x: -x[1])]
+
+
+def _prf(kb, terms: list, w: list, m: list, lit: bool, depth: int = 3, extra: int = 10) -> list:
+    "Chunk fusion with a third ranking: keyword search for the `extra` terms of the top semantic passages (tf x idf)."
+    import collections, math
+    from gaia_mas.rag.kb.search import STOP_WORDS, WORD
+    total, tf = kb.db.execute("select count(*) from chunks").fetchone()[0], collections.Counter()
+    for r in kb.rows(m[:depth]).values():
+        words = [x for x in WORD.findall(r["text"].lower()) if x not in STOP_WORDS and len(x) > 2 and not x.isdigit()]
+        for x, c in collections.Counter(words).items(): tf[x] += c / len(words)
+    df = lambda x: kb.db.execute("select count(*) from chunks_fts where chunks_fts match ?", (f'"{x}"',)).fetchone()[0]
+    new = sorted((x for x, _ in tf.most_common(60) if x not in terms), key=lambda x: -tf[x] * math.log(total / (1 + df(x))))
+    more = [i for i, _ in kb.rank_keyword(new[:extra], DEPTH, [])]
+    return weighted_rrf([w, m, more], [1, 1 if lit else 2, 1])
 
 
 def halves(name: str, questions) -> dict[str, list]:

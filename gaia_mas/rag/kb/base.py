@@ -7,8 +7,9 @@ from __future__ import annotations
 import collections, contextlib, functools, hashlib, json, logging, math, os, posixpath, re, socket, threading, time
 from typing import Iterable, Optional, Protocol, Sequence, runtime_checkable
 from fastcore.basics import patch
-from .search import (LITERAL_DEPTH, MODES, STOP_WORDS, WORD, Hit, Hits, dedupe, hybrid,
-                                    normalize_filters, query_terms, relabel, spread, unique_names)
+from .search import (LITERAL_DEPTH, MODES, PAGE_WEIGHT, REWORDED_WEIGHT, STOP_WORDS, WORD, Hit,
+                                    Hits, dedupe, fuse_pages, hybrid, normalize_filters, page_order, query_terms,
+                                    relabel, spread, unique_names)
 from .sources import SourceNames
 from ...core.settings import settings
 
@@ -120,6 +121,8 @@ class KnowledgeBase(Protocol):
         "The `n` chunks that best match any of `terms`, by relevance."
     def rank_vector(self, vec:Sequence[float], n:int, conds:list) -> list[tuple[int, float]]:
         "The `n` chunks nearest to `vec`, by cosine similarity."
+    def rank_pages(self, vec:Sequence[float], srcs:Sequence[str], conds:list) -> list[tuple[str, float]]:
+        "The sources among `srcs` by the mean cosine similarity of their chunks (within `conds`) to `vec`, best first."
     def _filtered(self, n:int, conds:list) -> list[int]: "Up to `n` chunk ids within `conds`, in source order."
     def _sources(self, ids:Sequence[int]) -> dict[int, str]: "`{id: source}` of the chunks among `ids`."
     def _any_holds_all(self, ids:Sequence[int], terms:list[str]) -> bool:
@@ -181,12 +184,22 @@ def search(self:KnowledgeBase, query:str, # what to look for
 
 @patch
 def _ranked(self:KnowledgeBase, query:str, mode:str, vec:Optional[list], n:int, conds:list) -> list[tuple[int, float]]:
-    "The ranking of one mode; hybrid combines the keyword and vector rankings with `hybrid`."
+    "The ranking of one mode; hybrid fuses the keyword and vector rankings (`hybrid`), and pages for a reworded query."
     terms = query_terms(query)
     if mode == "keyword": return self.rank_keyword(terms, n, conds)
     if mode == "semantic": return self.rank_vector(vec, n, conds)
     words, meaning = self.rank_keyword(terms, n, conds), self.rank_vector(vec, n, conds)
-    return hybrid(words, meaning, bool(meaning) and self._literal(terms, words))
+    literal = bool(meaning) and self._literal(terms, words)
+    fused = hybrid(words, meaning, literal)
+    return fused if literal or not meaning else self._by_page(fused, words, meaning, vec, conds)
+
+@patch
+def _by_page(self:KnowledgeBase, fused:list, words:list, meaning:list, vec:list, conds:list) -> list:
+    "`fuse_pages` of keyword's pages, semantic's (weighted as in `hybrid`) and those pages by `rank_pages`."
+    source = self._sources([i for i, _ in fused])
+    pages = [s for s, _ in self.rank_pages(vec, sorted(set(source.values())), conds)]
+    rankings = [page_order(words, source), page_order(meaning, source), pages]
+    return fuse_pages(fused, rankings, [1.0, REWORDED_WEIGHT, PAGE_WEIGHT], source)
 
 @patch
 def _literal(self:KnowledgeBase, terms:list[str], words:Sequence[tuple[int, float]]) -> bool:

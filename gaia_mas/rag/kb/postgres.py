@@ -317,6 +317,14 @@ def rank_vector(self:PostgresKB, vec:Sequence[float], n:int, conds:list) -> list
                    "order by d limit %s", [str(list(vec)), *params, n])
     return [(i, 1.0 - d) for i, d in recs]
 
+# %% ../../../nbs/rag/kb/30c_postgres.ipynb #4937c99a
+@patch
+def rank_pages(self:PostgresKB, vec:Sequence[float], srcs:Sequence[str], conds:list) -> list[tuple[str, float]]:
+    where, params = pg_where(conds)
+    return [tuple(r) for r in self._q(
+        f"select source, avg(1 - (embedding <=> %s::vector)) s from chunks where embedding is not null "
+        f"and source = any(%s){where} group by source order by s desc, source", [str(list(vec)), list(srcs), *params])]
+
 # %% ../../../nbs/rag/kb/30c_postgres.ipynb #62dba362
 @patch
 def missing_count(self:PostgresKB) -> int:

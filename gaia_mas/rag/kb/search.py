@@ -11,9 +11,9 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 
 # %% auto #0
 __all__ = ['MODES', 'WORD', 'STOP_WORDS', 'OPS', 'FIELD', 'FILTER_DEPTH', 'FILTER_CHARS', 'MAX_QUERY', 'META_DEPTH', 'META_CHARS',
-           'LITERAL_DEPTH', 'REWORDED_WEIGHT', 'Hit', 'Hits', 'citation_for', 'unique_names', 'relabel', 'query_terms',
-           'check_json', 'json_depth', 'parse_json', 'check_filters', 'normalize_filters', 'check_metadata', 'rrf',
-           'hybrid', 'dedupe', 'spread']
+           'LITERAL_DEPTH', 'REWORDED_WEIGHT', 'PAGE_WEIGHT', 'Hit', 'Hits', 'citation_for', 'unique_names', 'relabel',
+           'query_terms', 'check_json', 'json_depth', 'parse_json', 'check_filters', 'normalize_filters',
+           'check_metadata', 'rrf', 'hybrid', 'page_order', 'fuse_pages', 'dedupe', 'spread']
 
 # %% ../../../nbs/rag/kb/30_search.ipynb #95bbccc8
 @dataclass
@@ -217,6 +217,28 @@ def hybrid(words:Sequence[tuple[int, float]], # the keyword ranking: (id, score)
     "Both rankings fused by `rrf`, the semantic one weighted `REWORDED_WEIGHT` unless the query is literal."
     if not meaning: return list(words)
     return rrf([[i for i, _ in words], [i for i, _ in meaning]], weights=[1.0, 1.0 if literal else REWORDED_WEIGHT])
+
+# %% ../../../nbs/rag/kb/30_search.ipynb #b9498df5
+def page_order(ranked:Sequence[tuple[int, float]], # a chunk ranking: (id, score) pairs, best first
+               source:dict[int, str], # {chunk id: its source}
+              ) -> list[str]:
+    "The sources of a chunk ranking, each once, in the order of its best chunk."
+    return list(dict.fromkeys(source[i] for i, _ in ranked if i in source))
+
+# %% ../../../nbs/rag/kb/30_search.ipynb #9a4f9ccb
+PAGE_WEIGHT = 1.0  # the weight, in `fuse_pages`, of the pages ranked by the mean similarity of their chunks
+
+def fuse_pages(fused:Sequence[tuple[int, float]], # the chunk ranking of `hybrid`
+               rankings:Sequence[Sequence[str]], # source rankings, best first
+               weights:Sequence[float], # one weight per source ranking
+               source:dict[int, str], # {chunk id: its source}
+              ) -> list[tuple[int, float]]:
+    "Each page's best chunk of `fused`, pages in the order `rrf` gives `rankings`; then the other chunks as ranked."
+    first = {}
+    for i, _ in fused: first.setdefault(source.get(i), i)
+    lead = [(first[p], s) for p, s in rrf(rankings, weights=weights) if p in first]
+    shown, floor = {i for i, _ in lead}, min((s for _, s in lead), default=0.0)
+    return lead + [(i, min(s, floor)) for i, s in fused if i not in shown]
 
 # %% ../../../nbs/rag/kb/30_search.ipynb #f2b7b23f
 def _shingles(text:str) -> set:

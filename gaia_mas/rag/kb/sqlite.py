@@ -271,6 +271,20 @@ def rank_vector(self:SQLiteKB, vec:Sequence[float], n:int, conds:list) -> list[t
     top = top[np.argsort(-sims[top], kind="stable")]
     return [(int(ids[i]), float(sims[i])) for i in top]
 
+# %% ../../../nbs/rag/kb/30b_sqlite.ipynb #86fc2b44
+@patch
+def rank_pages(self:SQLiteKB, vec:Sequence[float], srcs:Sequence[str], conds:list) -> list[tuple[str, float]]:
+    where, params = sqlite_where(conds)
+    sql = f"select c.id, c.source from chunks c where c.source in ({_marks(len(srcs))}){where}"
+    ids, mat = self._matrix()
+    if getattr(self, "_rows_of", (None,))[0] is not ids: self._rows_of = (ids, {int(i): j for j, i in enumerate(ids)})
+    recs = [(self._rows_of[1][i], s) for i, s in self.db.execute(sql, [*srcs, *params]) if i in self._rows_of[1]]
+    if not recs: return []
+    sims = mat[[j for j, _ in recs]].dot(vec) / max(sum(x * x for x in vec) ** 0.5, 1e-12)  # cosine: rows are unit
+    by: dict[str, list] = {}
+    for (_, s), x in zip(recs, sims.tolist()): by.setdefault(s, []).append(x)
+    return sorted(((s, sum(xs) / len(xs)) for s, xs in by.items()), key=lambda p: (-p[1], p[0]))
+
 # %% ../../../nbs/rag/kb/30b_sqlite.ipynb #1c7dc862
 @patch
 def _filtered(self:SQLiteKB, n:int, conds:list) -> list[int]:
