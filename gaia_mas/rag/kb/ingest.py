@@ -41,10 +41,12 @@ class Section:
     section: str = ""
     page: Optional[int] = None
 
+# %% ../../../nbs/rag/kb/31_ingest.ipynb #a7a80555
 TEXT_TYPES = {".txt", ".text", ".csv", ".tsv", ".json", ".jsonl", ".jsonld", ".yaml", ".yml", ".rst", ".log"}
 SUPPORTED = {".md", ".markdown", ".html", ".htm", ".ipynb", ".pdf", ".docx", ".pptx", ".xlsx", ".xlsm", ".xls",
              *TEXT_TYPES}
 
+# %% ../../../nbs/rag/kb/31_ingest.ipynb #8342a418
 def trim_lines(text:str) -> str:
     "`text` with `\\n` line ends, without the blank lines and spaces around it; its first line keeps its indentation."
     text = text.replace("\r\n", "\n").replace("\r", "\n").rstrip()
@@ -58,6 +60,7 @@ def _headings(text:str, depth:int) -> list[tuple[int, int, str]]:
     return [(*t.map, toks[i + 1].content.strip()) for i, t in enumerate(toks)
             if t.type == "heading_open" and int(t.tag[1:]) <= depth and t.map]
 
+# %% ../../../nbs/rag/kb/31_ingest.ipynb #34545e4f
 def markdown_sections(text:str, # Markdown, without its front matter
                       depth:int=3, # headings down to this level start a section
                      ) -> list[Section]:
@@ -81,6 +84,7 @@ def meta_value(key:str, # the field
     if key in LIST_FIELDS: return [t.strip() for t in text.split(",") if t.strip()]
     return int(text) if text.lstrip("-").isdigit() and len(text) < 16 else text
 
+# %% ../../../nbs/rag/kb/31_ingest.ipynb #a39b9201
 def read_markdown(path:Path) -> tuple[str, dict, list[Section]]:
     "Title, front-matter metadata and sections of a Markdown file."
     from gaia_mas.core.readers import plain_text
@@ -118,12 +122,14 @@ PAGE_META = {"viewport", "generator", "theme-color", "color-scheme", "supported-
              "mobileoptimized", "csrf-token", "csrf-param", "x-ua-compatible", "google-site-verification"}
 PAGE_META_PREFIXES = ("msapplication-", "apple-", "twitter:", "og:", "fb:", "docsearch:", "turbo-", "google-")
 
+# %% ../../../nbs/rag/kb/31_ingest.ipynb #4b75275e
 def page_markup(name:str, # a `<meta name=...>` of an HTML page
                ) -> bool:
     "Whether the tag is for browsers, crawlers or social sites (viewport, generator, twitter:card...), not the reader."
     name = name.strip().lower()
     return name in PAGE_META or name.startswith(PAGE_META_PREFIXES)
 
+# %% ../../../nbs/rag/kb/31_ingest.ipynb #e123d63a
 def read_html(path:Path, # the page
               frame:bool=False, # keep the page's navigation, tables of contents and footers (`drop_boilerplate`)
              ) -> tuple[str, dict, list[Section]]:
@@ -146,18 +152,21 @@ NAV_MARKS = {"nav", "navigation", "navheader", "navfooter", "navbar", "toc", "sp
              "related", "breadcrumb", "breadcrumbs", "footer", "menu", "mobile-nav", "search", "inline-search",
              "skip-link", "sidebar", "sidebarbutton"}  # classes, ids and roles of a page's frame, not its text
 
+# %% ../../../nbs/rag/kb/31_ingest.ipynb #9ee802e7
 def _frame(el) -> bool:
     "Whether `el` is part of the page's frame: navigation, a table of contents, a sidebar or a footer."
     if el.name in ("nav", "footer", "aside"): return True
     marks = {*(el.get("class") or ()), el.get("id") or "", el.get("role") or ""}
     return bool({m.lower() for m in marks} & NAV_MARKS)
 
+# %% ../../../nbs/rag/kb/31_ingest.ipynb #efe45fb3
 def _link_list(el, links:int=8, share:float=0.8) -> bool:
     "Whether `el` is a list of links: at least `links` of them, holding `share` of its text (an index, Previous/Next)."
     if el.name not in ("ul", "ol", "div", "table", "dl") or len(el.find_all("a", limit=links)) < links: return False
     text = len(el.get_text(" ", strip=True)); linked = sum(len(a.get_text(" ", strip=True)) for a in el.find_all("a"))
     return text > 0 and linked >= share * text
 
+# %% ../../../nbs/rag/kb/31_ingest.ipynb #62ddab4e
 def drop_boilerplate(soup, # a parsed page (BeautifulSoup), changed in place
                     ):
     "`soup` without its frame (navigation, tables of contents, sidebars, footers) and without lists of links."
@@ -182,6 +191,7 @@ def notebook_markdown(path:str|Path) -> str:
             parts.append(f"{fence}{lang if lang != 'python3' else 'python'}\n{c.source}\n{fence}")
     return "\n\n".join(parts)
 
+# %% ../../../nbs/rag/kb/31_ingest.ipynb #514f19c8
 def read_notebook(path:Path) -> tuple[str, dict, list[Section]]:
     "Title (its first `#` heading) and sections of a Jupyter notebook."
     text = notebook_markdown(path)
@@ -223,6 +233,7 @@ def read_other(path:Path) -> tuple[str, dict, list[Section]]:
 READERS = {".md": read_markdown, ".markdown": read_markdown, ".html": read_html, ".htm": read_html,
            ".ipynb": read_notebook, ".pdf": read_pdf, ".docx": read_docx}
 
+# %% ../../../nbs/rag/kb/31_ingest.ipynb #932e24c2
 def _sidecar(path:Path) -> dict:
     "The metadata of `path`'s sidecar NAME.meta.json, {} if it has none."
     side = path.with_name(path.name + ".meta.json")
@@ -232,6 +243,7 @@ def _sidecar(path:Path) -> dict:
     if not isinstance(extra, dict): raise ValueError(f"{side.name} must hold a JSON object")
     return extra
 
+# %% ../../../nbs/rag/kb/31_ingest.ipynb #d04f0918
 def read_sections(path:str|Path, # the file
                   frame:bool=False, # keep an HTML page's navigation and tables of contents
                  ) -> tuple[str, dict, list[Section]]:
@@ -253,11 +265,13 @@ CHUNKINGS = ("clean", "plain")
 SYSTEM_FIELDS = frozenset({"source", "title", "page", "section", "filetype", "modified", "content_hash", "text_hash",
                            "hash", "chunk_id", "id", "citation", "ord", "ingested", "start", "end"})
 
+# %% ../../../nbs/rag/kb/31_ingest.ipynb #ac6f9ac9
 def _json_safe(v):
     "Metadata values JSON can hold (dates as ISO strings)."
     if isinstance(v, (list, tuple)): return [_json_safe(x) for x in v]
     return v if isinstance(v, (str, int, float, bool)) or v is None else str(v)
 
+# %% ../../../nbs/rag/kb/31_ingest.ipynb #b65a7cd0
 def user_fields(*metas:Optional[dict], # a document's own metadata, its sidecar's, the user's tags; later ones win
                ) -> dict:
     "A document's tags, capped in size; a field the ingest owns (source, title, page, hashes...) becomes `user.NAME`."
@@ -338,6 +352,7 @@ def _parser(budget:Optional[Budget], chunking:str="clean") -> Callable:
     if budget not in _WORKERS: _WORKERS[budget] = Isolated(budget, warm=("gaia_mas.rag.kb.ingest",))
     return lambda f, meta: _WORKERS[budget](mod.chunk_document, f, meta, chunking)
 
+# %% ../../../nbs/rag/kb/31_ingest.ipynb #8e438049
 def chunk_bounded(path:str|Path, # one file
                   meta:Optional[dict]=None, # tags for every chunk
                   budget:Optional[Budget]=Budget(), # time and memory for the file; None parses in this process
@@ -383,6 +398,7 @@ def _prepared(kb:KnowledgeBase, f:Path, why:Optional[str], meta:Optional[dict], 
     if not chunks: rep.skipped.append((str(f), "no text found")); return None
     return doc, chunks, old
 
+# %% ../../../nbs/rag/kb/31_ingest.ipynb #f3984b0d
 def _flush(kb:KnowledgeBase, pending:dict, rep:IngestReport) -> None:
     "Write the pending documents' text in one transaction; those the knowledge base did not take are `failed`."
     try: errors = kb.write_documents([(d, c, None) for d, c, _ in pending.values()])
@@ -404,6 +420,7 @@ def _check_embedder(kb:KnowledgeBase) -> None:
         who = type(kb.embeddings).__name__
         raise EmbedderError(f"the embedder {who} failed: {type(e).__name__}: {str(e)[:200]}") from None
 
+# %% ../../../nbs/rag/kb/31_ingest.ipynb #51b6ba1c
 def _embed_all(kb:KnowledgeBase, progress:bool) -> int:
     "The vectors of every chunk that has none; a failing embedder's message says what is kept and how to finish."
     from gaia_mas.rag.kb.embeddings import EmbedderError
@@ -412,6 +429,7 @@ def _embed_all(kb:KnowledgeBase, progress:bool) -> int:
         raise EmbedderError(f"{e}. The text of every file is stored, so keyword search works; "
                             "run `gaia-mas rag embed` to add the vectors once the embedder works") from None
 
+# %% ../../../nbs/rag/kb/31_ingest.ipynb #473de180
 def ingest(kb:KnowledgeBase, # where to write
            paths:Sequence[str|Path], # files and folders
            meta:Optional[dict]=None, # tags for every chunk, e.g. {"team": "payments"}
