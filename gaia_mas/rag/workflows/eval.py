@@ -90,6 +90,7 @@ def _by_name(sources:Sequence[str]) -> dict[str, list[str]]:
 # %% ../../../nbs/rag/workflows/37b_eval.ipynb #522c2947
 def _names(xs:Sequence[str]) -> str: return ", ".join(map(repr, xs))
 
+# %% ../../../nbs/rag/workflows/37b_eval.ipynb #4cb5eb89
 def match_sources(questions:list[Question], # from `read_golden`
                   sources:Sequence[str], # the knowledge base's sources, as `kb.sources()` lists them
                  ) -> tuple[list[Question], list[Question], list[str]]:
@@ -159,6 +160,7 @@ def score_run(questions:Sequence[Question], # the questions, with their `sources
 # %% ../../../nbs/rag/workflows/37b_eval.ipynb #5fd9c551
 def _mean(xs:Sequence[float]) -> float: return round(sum(xs) / len(xs), 4) if xs else 0.0
 
+# %% ../../../nbs/rag/workflows/37b_eval.ipynb #332f4aea
 def _row(q:Question, runs:dict, per:dict) -> dict:
     "One question's line of the report: what each mode ranked, and how it scored."
     def mode(m):
@@ -169,12 +171,14 @@ def _row(q:Question, runs:dict, per:dict) -> dict:
     return {"id": q.id, "line": q.line, "question": q.question, "relevant": q.relevant, "sources": q.sources,
             "answer": q.answer, "modes": {m: mode(m) for m in runs}}
 
+# %% ../../../nbs/rag/workflows/37b_eval.ipynb #f5156191
 def _named(row:dict, names) -> dict:
     "The row with its sources and rankings named as the API and citations name them (`SourceNames`)."
     pub = lambda xs: [names.public(s) for s in xs]
     return {**row, "sources": pub(row["sources"]),
             "modes": {m: {**v, "ranked": pub(v["ranked"])} for m, v in row["modes"].items()}}
 
+# %% ../../../nbs/rag/workflows/37b_eval.ipynb #b4188578
 def _summary(rows:list[dict], m:str, warnings:list[str]) -> dict:
     "A mode's means, and the ids of the questions it found wholly, partly or not at all."
     got = [r["modes"][m] for r in rows]
@@ -306,6 +310,7 @@ def _section(text:str, name:str) -> str:
     m = re.search(rf"## {name}\n(.*?)(?=\n\n## |\Z)", text, re.S)
     return m.group(1) if m else ""
 
+# %% ../../../nbs/rag/workflows/37b_eval.ipynb #edf607f1
 def _scripted_verdict(messages) -> str:
     "The stand-in judge's reply: a verdict from the share of the reference's words the answer repeats."
     text = str(messages[-1].content); words = lambda s: set(re.findall(r"[a-z]{4,}", s.lower()))
@@ -314,6 +319,7 @@ def _scripted_verdict(messages) -> str:
     verdict = "correct" if share >= 0.5 else "partly correct" if share >= 0.25 else "incorrect"
     return json.dumps({"verdict": verdict, "reason": f"the answer repeats {share:.0%} of the reference's words"})
 
+# %% ../../../nbs/rag/workflows/37b_eval.ipynb #78f4e0fa
 def scripted_judge():
     "A judge for dry runs and tests: no model, a verdict from shared words."
     from gaia_mas.core.testing import ScriptedChatModel
@@ -338,6 +344,7 @@ def _answer_totals(answers:dict) -> dict:
             sum(1 for a in rows if a["cites_relevant"]), "errors": sum(1 for a in rows if a["error"]),
             "judged": len(verdicts), "verdicts": {v or "no verdict": verdicts.count(v) for v in (*VERDICTS, None)}}
 
+# %% ../../../nbs/rag/workflows/37b_eval.ipynb #8bdb9d02
 async def answer_all(report:dict, # from `evaluate`; gets "answers" and "answer_totals"
                      system, # a `RagSystem`
                      pattern:str="auto", # the workflow
@@ -377,6 +384,7 @@ def _cards(report:dict) -> Raw:
                                                        "answers citing a relevant source"))
     return cards(items)
 
+# %% ../../../nbs/rag/workflows/37b_eval.ipynb #bd740ca9
 def mode_table(report:dict) -> Raw:
     "The figures per mode, the best of each column marked."
     k, modes, n = report["k"], report["modes"], len(report["questions"])
@@ -395,6 +403,7 @@ def mode_bars(report:dict) -> Raw:
                                    for i, (m, s) in enumerate(modes.items())]) for x in label],
                       label="recall, MRR and nDCG per search mode")
 
+# %% ../../../nbs/rag/workflows/37b_eval.ipynb #e7496abc
 def _rank_cell(g:dict) -> Cell:
     "Where a mode found a question's first relevant document, coloured; what it ranked in the tooltip."
     what = "ranked: " + " | ".join(Path(s).name for s in g["ranked"]) if g["ranked"] else "nothing found"
@@ -413,6 +422,7 @@ def _answer_cells(a:Optional[dict]) -> list[Cell]:
                    "incorrect": "bad"}.get(v.get("verdict")), v.get("reason"))
     return [Cell(cut(a["answer"], 160), "wide", a["answer"]), cites, verdict]
 
+# %% ../../../nbs/rag/workflows/37b_eval.ipynb #150b44b7
 def question_table(report:dict) -> Raw:
     "One row per question: its id, text and sources, each mode's rank, and its answer if there is one."
     ans = report.get("answers")
