@@ -26,6 +26,7 @@ def typed_value(key:str, # the field, which decides whether commas make a list
         except ValueError: pass
     return text
 
+# %% ../../../nbs/rag/kb/31a_options.ipynb #4b8d4dbe
 def parse_meta(items:Sequence[str], # key=value pairs, e.g. the --meta arguments
               ) -> dict:
     "key=value pairs as a dict; ValueError saying what is expected."
@@ -41,12 +42,14 @@ def parse_meta(items:Sequence[str], # key=value pairs, e.g. the --meta arguments
 _OPS = [(">=", "gte"), ("<=", "lte"), ("^=", "prefix"), (">", "gt"), ("<", "lt"), ("=", None)]
 FILTER_SYNTAX = "key=value, key=a,b, key>=v, key<=v, key>v, key<v, key^=prefix, or a JSON object"
 
+# %% ../../../nbs/rag/kb/31a_options.ipynb #3229d509
 def _json_filter(text:str, name:str) -> dict:
     "A filter written as a JSON object."
     out = parse_json(text, name, FILTER_DEPTH)  # its nesting measured before it is parsed
     if not isinstance(out, dict): raise ValueError(f"malformed {name} {text[:80]!r}: give a JSON object")
     return out
 
+# %% ../../../nbs/rag/kb/31a_options.ipynb #42f66ca5
 def _condition(it:str, name:str) -> tuple[str, Optional[str], str]:
     "(key, operator or None for equality, value) of one `key<op>value` filter."
     pos, (sym, op) = min(((it.find(s), (s, o)) for s, o in _OPS if s in it), default=(-1, (None, None)),
@@ -55,6 +58,7 @@ def _condition(it:str, name:str) -> tuple[str, Optional[str], str]:
     if not k or not v: raise ValueError(f"malformed {name} {it!r}: expected {FILTER_SYNTAX}, e.g. team=payments")
     return k, op, v
 
+# %% ../../../nbs/rag/kb/31a_options.ipynb #edaff827
 def parse_filters(items:Sequence[str], # the filters as typed (--filter arguments, `filter` query values)
                   name:str="filter", # what the messages call them: --filter on the command line
                  ) -> dict:

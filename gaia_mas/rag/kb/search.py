@@ -31,11 +31,13 @@ class Hit:
         return {"source": self.source, "score": round(self.score, 6), "citation": self.citation, "text": self.text,
                 "metadata": self.metadata}
 
+# %% ../../../nbs/rag/kb/30_search.ipynb #4e839ba9
 class Hits(list):
     "A list of `Hit`s with the warnings of the search that produced them."
     def __init__(self, hits:Iterable[Hit]=(), warnings:Sequence[str]=()):
         super().__init__(hits); self.warnings = list(warnings)
 
+# %% ../../../nbs/rag/kb/30_search.ipynb #c5abae98
 def citation_for(meta:dict, # a chunk's metadata: source, section, page
                 ) -> str:
     "'file.md § Section' or 'file.pdf p. 3' or just the file name."
@@ -58,6 +60,7 @@ def unique_names(names:Iterable[str], # the sources' names, e.g. `manual/sub/ind
             out[n] = "/".join(p[-k:])
     return out
 
+# %% ../../../nbs/rag/kb/30_search.ipynb #2db19c1f
 def relabel(citation:str, # a citation as stored: 'index.html § Intro'
             source:str, # the source it cites
             names:dict[str, str], # {source: its unique name}, from `unique_names`
@@ -123,6 +126,7 @@ def json_depth(text:str) -> int:
     brackets = re.findall(r"[][{}]", _JSON_STRING.sub("", text))
     return max(itertools.accumulate(_STEP[c] for c in brackets), default=0)
 
+# %% ../../../nbs/rag/kb/30_search.ipynb #8fa2204f
 def parse_json(text:str, # JSON from a request or a command line
                what:str, # what it is, for messages: 'filter', 'meta'
                depth:int, # the most levels of lists and objects
@@ -139,6 +143,7 @@ FILTER_DEPTH, FILTER_CHARS = 3, 10_000  # {field: {operator: [values]}}, and its
 MAX_QUERY = 2000  # characters in a search query (the service's /kb/search, rag eval's golden questions)
 _LISTS = (list, tuple, set, frozenset)
 
+# %% ../../../nbs/rag/kb/30_search.ipynb #7febf49c
 def _check_condition(f:str, op:str, v:Any) -> None:
     "ValueError if `v` is not what the operator `op` of field `f` takes."
     if op not in OPS: raise ValueError(f"unknown filter operator {op!r} for {f!r}; expected one of {', '.join(OPS)}")
@@ -245,6 +250,7 @@ def _shingles(text:str) -> set:
     w = WORD.findall(text.lower())
     return {tuple(w[i:i+3]) for i in range(max(len(w) - 2, 1))}
 
+# %% ../../../nbs/rag/kb/30_search.ipynb #4b1accaa
 def _similar(s:set, t:set, threshold:float) -> bool:
     "Whether the Jaccard similarity of `s` and `t` reaches `threshold` (never when their sizes rule it out)."
     small, big = sorted((len(s), len(t)))
@@ -252,6 +258,7 @@ def _similar(s:set, t:set, threshold:float) -> bool:
     both = len(s & t)
     return both / max(len(s) + len(t) - both, 1) >= threshold
 
+# %% ../../../nbs/rag/kb/30_search.ipynb #35241744
 def dedupe(hits:Sequence[Hit], # ranked hits
            threshold:float=0.9, # Jaccard similarity of word 3-gram sets above which two passages count as the same
            k:Optional[int]=None, # stop once this many are kept (None: all)

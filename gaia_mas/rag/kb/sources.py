@@ -28,8 +28,10 @@ def _label(root:str, roots:dict, wanted:str) -> str:
     while label in taken: n += 1; label = f"{wanted}-{n}"
     return label
 
+# %% ../../../nbs/rag/kb/31b_sources.ipynb #68526c60
 def _inside(path:str, root:str) -> bool: return path == root or path.startswith(root.rstrip("/") + "/")
 
+# %% ../../../nbs/rag/kb/31b_sources.ipynb #a052797d
 def record_roots(kb:Any, # the knowledge base being filled
                  paths:Sequence[str|Path], # the files and folders of one ingest
                  name:Optional[str]=None, # the label of a single path, or the prefix of several
@@ -78,12 +80,14 @@ def public_hit(hit:dict, # a search hit as a dict (`Hit.to_dict()`)
     if "source" in meta: meta["source"] = names.public(str(meta["source"]))
     return {**hit, "source": names.public(str(hit.get("source", ""))), "metadata": meta}
 
+# %% ../../../nbs/rag/kb/31b_sources.ipynb #167a25b3
 def _stored_prefix(prefix:str, names:SourceNames) -> str:
     "The stored prefix a public one stands for: under the root whose label it starts with, else as given."
     for root, label in names.roots:
         if prefix == label or prefix.startswith(label + "/"): return root + prefix[len(label):]
     return prefix
 
+# %% ../../../nbs/rag/kb/31b_sources.ipynb #91551b01
 def public_filters(filters:Optional[dict], # search filters as a client wrote them
                    names:SourceNames, sources:Iterable[str], # the knowledge base's stored sources
                   ) -> Optional[dict]:
