@@ -59,7 +59,7 @@ lint: check-venv  ## the import layers (.importlinter), no name that hides a mod
 	$(BIN)/lint-imports
 	$(BIN)/pylint --rcfile=.pylintrc gaia_mas
 	$(BIN)/python tools/tests_map.py --check
-	$(BIN)/python tools/cell_sizes.py --check --skip rag
+	$(BIN)/python tools/cell_sizes.py --check
 
 docs: check-venv  ## the docs site in _docs/: every notebook run, then nbdev_docs where Quarto is installed, else MkDocs
 	$(BIN)/python tools/docs.py
