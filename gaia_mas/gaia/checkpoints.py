@@ -63,6 +63,7 @@ def run_graph(app, # a compiled graph
     inputs = None if mode == "unfinished" else {"question": task["question"], "file": task.get("file")}
     return app.invoke(inputs, config, **({"durability": durability} if app.checkpointer is not None else {}))
 
+# %% ../../nbs/gaia/26e_checkpoints.ipynb #ac55356f
 def forget(app, # a compiled graph
            thread_id:str, # a finished task's thread
            ledger=None, # its `Ledger` (defined below), whose entry goes too

@@ -15,6 +15,7 @@ __all__ = ['GRACE_S', 'QuestionTimeout', 'Deadline', 'VoteStopped', 'Stop', 'Cal
 class QuestionTimeout(BaseException):
     "A question ran out of time; a BaseException, so the agents' error capture lets it through."
 
+# %% ../../nbs/gaia/26d_deadlines.ipynb #ee16a17d
 class Deadline(BaseCallbackHandler):
     "Stops a run at its next step, model call or tool call once `seconds` have passed."
     raise_error = True
@@ -25,9 +26,11 @@ class Deadline(BaseCallbackHandler):
         if time.monotonic() > self.at: raise QuestionTimeout(f"no answer within {self.seconds:g} s")
     on_chain_start = on_chat_model_start = on_llm_start = on_tool_start = check
 
+# %% ../../nbs/gaia/26d_deadlines.ipynb #150a3e0c
 class VoteStopped(QuestionTimeout):
     "One run of a vote stopped because the vote was decided without it."
 
+# %% ../../nbs/gaia/26d_deadlines.ipynb #5a5a054f
 class Stop(BaseCallbackHandler):
     "Stops a run at its next step, model call or tool call once `event` is set."
     raise_error = True

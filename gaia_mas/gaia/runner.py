@@ -63,6 +63,7 @@ def _earlier(app, tid:str, ledger:Optional[Ledger]) -> dict:
     if mode == "new": ledger.drop(tid); return {}
     return ledger.get(tid)
 
+# %% ../../nbs/gaia/26_runner.ipynb #0be2e43d
 def _run_once(app, task:dict, tid:str, callbacks:Sequence, durability:str, budget:Optional[float],
               ledger:Optional[Ledger]=None) -> tuple[dict, dict]:
     "One run of a task on thread `tid`: its final state, and its status, error, cost (all attempts), mode and path."
@@ -189,6 +190,7 @@ def _interrupted(pool:ThreadPoolExecutor, futures:list, writer:ResultWriter) -> 
     try: wait(running)
     finally: writer.close()
 
+# %% ../../nbs/gaia/26_runner.ipynb #0aa41d0e
 def run_batch(app, # a compiled graph
               tasks:list[dict], # the tasks to answer
               writer:ResultWriter, # where each record goes

@@ -54,8 +54,10 @@ def apply_budget(args:argparse.Namespace) -> Budget:
               f"({budget.timeout:g} s, short replies, no browser); --budget hosted lifts it", file=sys.stderr)
     return budget
 
+# %% ../../nbs/gaia/26g_session.ipynb #0cf72b52
 def _provider(args:argparse.Namespace) -> str: return "openai" if args.provider == "scripted" else args.provider
 
+# %% ../../nbs/gaia/26g_session.ipynb #71e04446
 def configs_of(args:argparse.Namespace, # parsed options, see `add_model_options` and `add_budget_option`
                budget:Budget, # the question's budget, from `apply_budget`
               ) -> dict:
@@ -64,6 +66,7 @@ def configs_of(args:argparse.Namespace, # parsed options, see `add_model_options
     from gaia_mas.gaia.config import parse_max_tokens
     return agent_configs(_provider(args), args.model, args.base_url, budget, parse_max_tokens(getattr(args, "max_tokens", None)))
 
+# %% ../../nbs/gaia/26g_session.ipynb #38a3815e
 def _served_model(args:argparse.Namespace, base:Optional[str]) -> str:
     "The model a --base-url or OPENAI_BASE_URL server says it serves, when no --model was given; else gpt-4o-mini."
     from gaia_mas.core.llm import server_model

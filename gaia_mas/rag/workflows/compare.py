@@ -55,6 +55,7 @@ def _compare_rows(report:dict) -> list[tuple[dict, str, dict]]:
     "(configuration, mode, figures) for each configuration and each of its modes."
     return [(r, m, f) for r in report["configs"] for m, f in r["modes"].items()]
 
+# %% ../../../nbs/rag/workflows/37d_compare.ipynb #15539662
 def format_compare(report:dict, # from `compare`
                   ) -> str:
     "The configurations side by side as text: one line per configuration and mode."
@@ -68,6 +69,7 @@ def format_compare(report:dict, # from `compare`
                      f"{f['ndcg']:>9.3f}{r['chunks']:>8}{r['ingest_s']:>10.1f}")
     return "\n".join(lines)
 
+# %% ../../../nbs/rag/workflows/37d_compare.ipynb #a50ef386
 def compare_html(report:dict, # from `compare`
                  title:str="Retrieval configurations", # the page's title
                 ) -> str:

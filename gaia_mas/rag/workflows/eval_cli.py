@@ -22,6 +22,7 @@ def _modes(text:str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(f"{text!r}: give one or more of {','.join(MODES)}, separated by commas")
     return ms
 
+# %% ../../../nbs/rag/workflows/37e_eval_cli.ipynb #f94e3f21
 def _answerers(args:argparse.Namespace, kb) -> tuple:
     "The `RagSystem` and the judge (or None) the options ask for, built first, so that a missing key stops at once."
     from gaia_mas.core.llm import MissingAPIKeyError
@@ -37,6 +38,7 @@ def _name_list(text:str) -> tuple[str, ...]:
     if not names: raise argparse.ArgumentTypeError(f"{text!r}: give one or more names, separated by commas")
     return names
 
+# %% ../../../nbs/rag/workflows/37e_eval_cli.ipynb #f4aac01c
 def cmd_eval(args:argparse.Namespace) -> int:
     "gaia-mas rag eval: retrieval figures per search mode on a golden file (or per configuration), answers, verdicts."
     from gaia_mas.core.utils import run_sync
