@@ -68,19 +68,18 @@ class SQLiteKB(KnowledgeBase):
         if not self._has_table("embed_cache"): self.db.executescript("begin immediate;" + _SQLITE_SCHEMA + "commit;")
         if embeddings is not None: self.embeddings = embeddings; self.check_embedder()
 
-# %% ../../../nbs/rag/kb/30b_sqlite.ipynb #96535ab5
-@patch(as_prop=True)
-def db(self:SQLiteKB):
-    "This thread's connection (WAL, 30 s busy timeout, sqlite-vec loaded)."
-    if getattr(self._local, "db", None) is None:
-        import importlib.util, os  # sqlite-vec's extension by its path: its package would import NumPy (0.1-0.2 s)
-        vec0 = os.path.join(importlib.util.find_spec("sqlite_vec").submodule_search_locations[0], "vec0")
-        db = connect_sqlite(self.path, isolation_level=None, check_same_thread=False)
-        db.enable_load_extension(True); db.load_extension(vec0); db.enable_load_extension(False)
-        if db.execute("pragma journal_mode").fetchone()[0] != "wal": db.execute("pragma journal_mode=wal")
-        db.execute("pragma synchronous=normal")
-        self._local.db = db
-    return self._local.db
+    @property
+    def db(self):
+        "This thread's connection (WAL, 30 s busy timeout, sqlite-vec loaded)."
+        if getattr(self._local, "db", None) is None:
+            import importlib.util, os  # sqlite-vec's extension by its path: its package would import NumPy (0.1-0.2 s)
+            vec0 = os.path.join(importlib.util.find_spec("sqlite_vec").submodule_search_locations[0], "vec0")
+            db = connect_sqlite(self.path, isolation_level=None, check_same_thread=False)
+            db.enable_load_extension(True); db.load_extension(vec0); db.enable_load_extension(False)
+            if db.execute("pragma journal_mode").fetchone()[0] != "wal": db.execute("pragma journal_mode=wal")
+            db.execute("pragma synchronous=normal")
+            self._local.db = db
+        return self._local.db
 
 # %% ../../../nbs/rag/kb/30b_sqlite.ipynb #27e853f8
 @patch
