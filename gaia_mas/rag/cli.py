@@ -26,6 +26,15 @@ def _failure(e:BaseException) -> tuple[int, str]:
     low = msg.lower()
     from gaia_mas.rag.kb.embeddings import EmbedderError
     if isinstance(e, EmbedderError): return 2, msg  # names the server and the fix already
+    if found := _storage_failure(e, msg, low): return found
+    if isinstance(e, (ValueError, LookupError, OSError, ImportError)): return 2, msg
+    if type(e).__name__ == "OperationalError" and "connect" in low:
+        return 2, f"cannot connect to the knowledge base ({msg}): check the --kb URL and that its server runs"
+    return 1, f"failed: {type(e).__name__}: {msg} (run again with -v for the details)"
+
+# %% ../../nbs/rag/38_cli.ipynb #edd354a9
+def _storage_failure(e:BaseException, msg:str, low:str) -> Optional[tuple[int, str]]:
+    "The exit code and line of a failure of the knowledge base's file or database (locked, foreign ...), or None."
     if "database is locked" in low or "database is busy" in low:
         return 1, "the knowledge base is locked by another process (an ingest or rm writing it): run again when it ends"
     if "file is not a database" in low or "disk image is malformed" in low:
@@ -39,10 +48,7 @@ def _failure(e:BaseException) -> tuple[int, str]:
     if isinstance(e, PermissionError) or "readonly database" in low:
         return 2, f"no permission to use the knowledge base ({msg}): choose a --kb you can write, or fix permissions"
     if "no such table" in low: return 1, f"the knowledge base is damaged ({msg}): ingest into a new --kb file"
-    if isinstance(e, (ValueError, LookupError, OSError, ImportError)): return 2, msg
-    if type(e).__name__ == "OperationalError" and "connect" in low:
-        return 2, f"cannot connect to the knowledge base ({msg}): check the --kb URL and that its server runs"
-    return 1, f"failed: {type(e).__name__}: {msg} (run again with -v for the details)"
+    return None
 
 # %% ../../nbs/rag/38_cli.ipynb #c388c752
 @contextlib.contextmanager

@@ -210,6 +210,14 @@ def _research_failed(plan:dict, errors:list) -> dict:
             "doc_count": 0, "search_strategy": plan["strategy"], "metadata": {"tools_used": [], "errors": errors}}
 
 # %% ../../../nbs/rag/workflows/34_agents.ipynb #a15426da
+def _research_output(plan:dict, q:str, found:list, used:list, seconds:float, warnings:list, errors:list) -> dict:
+    "The research output: the passages as context, the strategy and tools used, what went wrong."
+    return {"research_context": as_context(found), "search_strategy": f"{plan['strategy']} (tools: {', '.join(used)})",
+            "doc_count": len(found), "standalone_question": plan["standalone_question"] or q,
+            "citations": list(dict.fromkeys(p["citation"] for p in found)),
+            "metadata": {"tools_used": used, "retrieval_time": seconds, "warnings": warnings, "errors": errors}}
+
+# %% ../../../nbs/rag/workflows/34_agents.ipynb #bb229ce5
 def research_agent(llm, # the research agent's model
                    tools:Sequence, # retrieval tools, by their `make_rag_tools` names
                    prompt:Optional[str]=None, # system prompt; prompts/rag/research.txt if None
@@ -230,12 +238,7 @@ def research_agent(llm, # the research agent's model
         if not used: return _research_failed(plan, errors)
         if not found: warnings.append(f"no documents found for {query!r}")
         for w in warnings + errors: log.warning("research: %s", w)
-        return {"research_context": as_context(found),
-                "search_strategy": f"{plan['strategy']} (tools: {', '.join(used)})",
-                "doc_count": len(found), "standalone_question": plan["standalone_question"] or q,
-                "citations": list(dict.fromkeys(p["citation"] for p in found)),
-                "metadata": {"tools_used": used, "retrieval_time": round(time.monotonic() - t0, 3),
-                             "warnings": warnings, "errors": errors}}
+        return _research_output(plan, q, found, used, round(time.monotonic() - t0, 3), warnings, errors)
     return research
 
 # %% ../../../nbs/rag/workflows/34_agents.ipynb #786f8f2d
