@@ -64,6 +64,5 @@ class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module): module.__spec__ = self.specs.pop(module.__spec__.name, module.__spec__)
 
-# %% ../../nbs/rag/00_rag.ipynb #b7c41e2a
 if not any(getattr(f, "package", None) == "gaia_mas.rag" for f in sys.meta_path):
     sys.meta_path.append(MovedModules("gaia_mas.rag", MOVED))
