@@ -26,6 +26,15 @@ def _failure(e:BaseException) -> tuple[int, str]:
     low = msg.lower()
     from gaia_mas.rag.kb.embeddings import EmbedderError
     if isinstance(e, EmbedderError): return 2, msg  # names the server and the fix already
+    if found := _storage_failure(e, msg, low): return found
+    if isinstance(e, (ValueError, LookupError, OSError, ImportError)): return 2, msg
+    if type(e).__name__ == "OperationalError" and "connect" in low:
+        return 2, f"cannot connect to the knowledge base ({msg}): check the --kb URL and that its server runs"
+    return 1, f"failed: {type(e).__name__}: {msg} (run again with -v for the details)"
+
+# %% ../../nbs/rag/38_cli.ipynb #edd354a9
+def _storage_failure(e:BaseException, msg:str, low:str) -> Optional[tuple[int, str]]:
+    "The exit code and line of a failure of the knowledge base's file or database (locked, foreign ...), or None."
     if "database is locked" in low or "database is busy" in low:
         return 1, "the knowledge base is locked by another process (an ingest or rm writing it): run again when it ends"
     if "file is not a database" in low or "disk image is malformed" in low:
@@ -39,10 +48,7 @@ def _failure(e:BaseException) -> tuple[int, str]:
     if isinstance(e, PermissionError) or "readonly database" in low:
         return 2, f"no permission to use the knowledge base ({msg}): choose a --kb you can write, or fix permissions"
     if "no such table" in low: return 1, f"the knowledge base is damaged ({msg}): ingest into a new --kb file"
-    if isinstance(e, (ValueError, LookupError, OSError, ImportError)): return 2, msg
-    if type(e).__name__ == "OperationalError" and "connect" in low:
-        return 2, f"cannot connect to the knowledge base ({msg}): check the --kb URL and that its server runs"
-    return 1, f"failed: {type(e).__name__}: {msg} (run again with -v for the details)"
+    return None
 
 # %% ../../nbs/rag/38_cli.ipynb #c388c752
 @contextlib.contextmanager
@@ -55,6 +61,7 @@ def _log_to_console(verbose:bool):
     try: yield
     finally: log.removeHandler(h); log.setLevel(level)
 
+# %% ../../nbs/rag/38_cli.ipynb #8a922d43
 def guarded(fn):
     "A command whose failures print one line (a traceback only with -v), passwords masked, control characters escaped."
     @functools.wraps(fn)
@@ -75,6 +82,7 @@ def _open(args, create:bool=False):
     "The knowledge base the command's options name (created if missing when `create`)."
     return open_kb_for(vars(args), create=create)
 
+# %% ../../nbs/rag/38_cli.ipynb #31767576
 def _no_embedder_note(args:argparse.Namespace, kb) -> None:
     "Say so when the embedder asked for is not available here, and how to get the vectors."
     want = getattr(args, "embeddings", None) or settings().embeddings
@@ -83,6 +91,7 @@ def _no_embedder_note(args:argparse.Namespace, kb) -> None:
               "GAIA_MAS_EMBEDDINGS_BASE_URL), or set OPENAI_API_KEY for an OpenAI model; the text is stored, "
               "so keyword search works, and `gaia-mas rag embed` adds the vectors later", file=sys.stderr)
 
+# %% ../../nbs/rag/38_cli.ipynb #79cc65c2
 def _skipped_lines(skipped:list, verbose:bool) -> None:
     "One line per skipped file worth a look (unreadable, unparsable); every one with -v, else a count of those left out."
     plain = [(p, w) for p, w in skipped if w.startswith("unsupported file type")]  # images, stylesheets ...
@@ -92,6 +101,7 @@ def _skipped_lines(skipped:list, verbose:bool) -> None:
         print(f"gaia-mas: {len(plain)} files of types no reader handles were skipped (counted below; -v lists them)",
               file=sys.stderr)
 
+# %% ../../nbs/rag/38_cli.ipynb #13524da1
 def cmd_ingest(args:argparse.Namespace) -> int:
     "gaia-mas rag ingest: files and folders into the knowledge base."
     from gaia_mas.rag.kb.ingest import ingest
@@ -131,6 +141,7 @@ def named_sources(kb, # an open knowledge base
     found = {s for p in paths for q in (p, str(Path(p).resolve())) for s in names.under(q, srcs)}
     return sorted(found)
 
+# %% ../../nbs/rag/38_cli.ipynb #e65d06c4
 def cmd_rm(args:argparse.Namespace) -> int:
     "gaia-mas rag rm: remove documents by the names search results show (or by path); a folder, everything in it."
     from gaia_mas.rag.kb.sources import SourceNames
@@ -156,6 +167,7 @@ def search_filters(items:Sequence[str], # the --filter arguments
         src["prefix"] = str(Path(p).resolve()) + ("/" if p.endswith("/") else "")  # a folder given by its path
     return filters
 
+# %% ../../nbs/rag/38_cli.ipynb #70ea39f2
 def cited(h, # a `Hit`
           names=None, # the knowledge base's `SourceNames`
          ) -> str:
@@ -164,6 +176,7 @@ def cited(h, # a `Hit`
     if names is None or not h.citation.startswith(base): return h.citation
     return names.public(h.source) + h.citation[len(base):]
 
+# %% ../../nbs/rag/38_cli.ipynb #a6c7343a
 def format_hit(i:int, # the hit's rank, from 1
                h, # a `Hit`
                width:int=300, # characters of the passage shown
@@ -224,11 +237,13 @@ async def _sessions(args) -> dict:
                                                     "bytes": await storage_bytes(saver), "url": redact(url)}
         return {**await prune_sessions(saver, args.older_than, vacuum=args.vacuum), "url": redact(url)}
 
+# %% ../../nbs/rag/38_cli.ipynb #46de3ca3
 def _ago(seconds:float) -> str:
     "A duration in its largest whole unit: 3d, 5h, 12m, 40s."
     return next((f"{seconds / n:.0f}{u}" for u, n in (("d", 86400), ("h", 3600), ("m", 60)) if seconds >= n),
                 f"{max(0, seconds):.0f}s")
 
+# %% ../../nbs/rag/38_cli.ipynb #6ca67cb2
 def _size(n:Optional[int]) -> str:
     "Bytes for people: KiB below a MiB, else MiB."
     n = n or 0
@@ -289,6 +304,7 @@ async def _ask_once(args, opts:dict) -> dict:
             return await system.aask(args.question, sid, args.pattern or "auto")
     finally: kb.close()
 
+# %% ../../nbs/rag/38_cli.ipynb #b4b8f49d
 def cmd_rag_ask(args) -> int:
     "`gaia-mas rag ask`: answer one question; 0 answered, 1 the run ended in an error, 2 bad input or setup."
     from gaia_mas.core.llm import MissingAPIKeyError
@@ -322,6 +338,7 @@ def _session_options(p):
     p.add_argument("--session-ttl", type=duration, default=duration("30d"),
                    help="a session expires this long after its last turn, e.g. 12h, 7d; 0 = never (default 30d)")
 
+# %% ../../nbs/rag/38_cli.ipynb #6716a589
 def _kb_option(p):
     "--kb and the embedder options every command that opens the knowledge base takes."
     p.add_argument("--kb", help="knowledge base URL: sqlite:///path/kb.sqlite or postgresql://... "
@@ -333,6 +350,7 @@ def _kb_option(p):
     p.add_argument("--embeddings-url", help="an OpenAI-compatible embeddings server, e.g. http://127.0.0.1:8080/v1 "
                    "(default $GAIA_MAS_EMBEDDINGS_BASE_URL; key $GAIA_MAS_EMBEDDINGS_API_KEY, else $OPENAI_API_KEY)")
 
+# %% ../../nbs/rag/38_cli.ipynb #7445d0ec
 def _verbose(p):
     "-v: tracebacks and logs."
     p.add_argument("-v", "--verbose", action="store_true", help="tracebacks, and gaia_mas's logs")
@@ -362,6 +380,7 @@ def _ingest_parsers(rag) -> None:
     e.add_argument("--no-progress", action="store_true", help="no progress bar")
     e.set_defaults(func=guarded(cmd_embed))
 
+# %% ../../nbs/rag/38_cli.ipynb #0dfbe368
 def _query_parsers(rag) -> None:
     "`rag rm`, `rag search` and `rag stats`."
     r = rag.add_parser("rm", help="remove a source, or every source under a folder")
@@ -404,12 +423,14 @@ def _ask_parser(rag, add_model_options) -> None:
     a.add_argument("--json", action="store_true", help="print the answer with its citations and metadata as JSON")
     _session_options(a); add_model_options(a); a.set_defaults(func=guarded(cmd_rag_ask))
 
+# %% ../../nbs/rag/38_cli.ipynb #54a25d77
 def cmd_serve(args:argparse.Namespace) -> int:
     "gaia-mas serve: the RAG HTTP service (gaia_mas.rag.service.serve)."
     from gaia_mas.rag.service.serve import cmd_serve as serve
     if getattr(args, "workers", None) is None: args.workers = default_workers(getattr(args, "sessions", None))
     return serve(args)
 
+# %% ../../nbs/rag/38_cli.ipynb #ced93fe0
 def _serve_parser(sub, add_model_options) -> None:
     "`serve`: the HTTP service."
     v = sub.add_parser("serve", help="the RAG HTTP API")
@@ -437,6 +458,7 @@ def _serve_parser(sub, add_model_options) -> None:
                    help="seconds a process stopped by SIGTERM gives the answers in flight before it exits (default 60)")
     _session_options(v); add_model_options(v); v.set_defaults(func=cmd_serve)
 
+# %% ../../nbs/rag/38_cli.ipynb #11f69ea6
 def _sessions_parsers(rag) -> None:
     "`rag sessions list|prune`."
     ss = rag.add_parser("sessions", help="list the conversations kept, or prune the idle ones")

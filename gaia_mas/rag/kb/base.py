@@ -36,6 +36,7 @@ def _bucket(feature:str, dim:int) -> tuple[int, float]:
     n = int.from_bytes(d, "little")
     return n % dim, (1.0 if (n >> 63) & 1 else -1.0)
 
+# %% ../../../nbs/rag/kb/30_base.ipynb #0833c78b
 class HashEmbeddings:
     "Deterministic offline embeddings: hashed words and character 4-grams, L2-normalised."
     lexical = True  # vectors of the words themselves: they match no rewording, so hybrid search always fuses
@@ -62,6 +63,7 @@ def embedding_name(emb:Optional[Embedder]) -> Optional[str]:
     if emb is None: return None
     return getattr(emb, "model", None) or getattr(emb, "model_name", None) or type(emb).__name__
 
+# %% ../../../nbs/rag/kb/30_base.ipynb #0b725c18
 def default_embeddings(recorded:Optional[str]=None, # the model that built the knowledge base, if any
                       ) -> Optional[Embedder]:
     "The embedder for a knowledge base, or None when semantic search has to be off."
@@ -157,6 +159,7 @@ def _check_query(query:str, mode:str, k:int) -> None:
     if not isinstance(k, int) or not 1 <= k <= 200:
         raise ValueError(f"k must be a whole number from 1 to 200, not {k!r}")
 
+# %% ../../../nbs/rag/kb/30_base.ipynb #64f7ef84
 @patch
 def _snapshot(self:KnowledgeBase):
     "A context in which every statement of a search sees the same committed state (none needed by default)."
@@ -182,6 +185,7 @@ def search(self:KnowledgeBase, query:str, # what to look for
     if not hits: warnings.append(f"no passages matched {query!r}" + (f" with filters {filters}" if filters else ""))
     return Hits(hits, warnings)
 
+# %% ../../../nbs/rag/kb/30_base.ipynb #ee16c152
 @patch
 def _ranked(self:KnowledgeBase, query:str, mode:str, vec:Optional[list], n:int, conds:list) -> list[tuple[int, float]]:
     "The ranking of one mode; hybrid fuses the keyword and vector rankings (`hybrid`), and pages for a reworded query."
@@ -193,6 +197,7 @@ def _ranked(self:KnowledgeBase, query:str, mode:str, vec:Optional[list], n:int, 
     fused = hybrid(words, meaning, literal)
     return fused if literal or not meaning else self._by_page(fused, words, meaning, vec, conds)
 
+# %% ../../../nbs/rag/kb/30_base.ipynb #3fb494fb
 @patch
 def _by_page(self:KnowledgeBase, fused:list, words:list, meaning:list, vec:list, conds:list) -> list:
     "`fuse_pages` of keyword's pages, semantic's (weighted as in `hybrid`) and those pages by `rank_pages`."
@@ -201,6 +206,7 @@ def _by_page(self:KnowledgeBase, fused:list, words:list, meaning:list, vec:list,
     rankings = [page_order(words, source), page_order(meaning, source), pages]
     return fuse_pages(fused, rankings, [1.0, REWORDED_WEIGHT, PAGE_WEIGHT], source)
 
+# %% ../../../nbs/rag/kb/30_base.ipynb #7abda20d
 @patch
 def _literal(self:KnowledgeBase, terms:list[str], words:Sequence[tuple[int, float]]) -> bool:
     "Whether the query is in the documents' words: always for a lexical embedder, else if a top passage holds them all."
@@ -223,6 +229,7 @@ def mark_embedding(kb:KnowledgeBase, # the knowledge base being embedded
         if active: raise
         log.warning("could not clear the note that vectors are being added: %s", e)  # a stop must not fail on it
 
+# %% ../../../nbs/rag/kb/30_base.ipynb #d6b63100
 def _alive(pid:int) -> bool:
     try: os.kill(pid, 0)
     except ProcessLookupError: return False
@@ -242,6 +249,7 @@ def embedding_underway(kb:KnowledgeBase, # the knowledge base
 class SemanticSearchOff(Exception):
     "Semantic search was asked for but the knowledge base has no usable embedder."
 
+# %% ../../../nbs/rag/kb/30_base.ipynb #143988b4
 @patch
 def _query_vector(self:KnowledgeBase, query:str) -> list[float]:
     "The query's vector; SemanticSearchOff saying why there is none and what to do."
@@ -268,6 +276,7 @@ def _missing_now(self:KnowledgeBase) -> int:
     if time.monotonic() - t > 30: n = self.missing_count(); self._missing = (time.monotonic(), n)
     return n
 
+# %% ../../../nbs/rag/kb/30_base.ipynb #f5bdc7ee
 @patch
 def _mode_and_vector(self:KnowledgeBase, query:str, mode:str, warnings:list) -> tuple[str, Optional[list[float]]]:
     "The mode the search can run in and the query's vector (None for keyword search), noting any limits in `warnings`."
@@ -289,6 +298,7 @@ def _spread(self:KnowledgeBase, scored:Sequence[tuple[int, float]], k:int) -> li
     src = self._sources([i for i, _ in scored])
     return spread(scored, k, key=lambda x: src.get(x[0]))
 
+# %% ../../../nbs/rag/kb/30_base.ipynb #952f86d3
 @patch
 def _hits(self:KnowledgeBase, scored:Sequence[tuple[int, float]]) -> list[Hit]:
     "The hits of (id, score) pairs, in their order, read in one query; two sources never share a citation."
@@ -298,6 +308,7 @@ def _hits(self:KnowledgeBase, scored:Sequence[tuple[int, float]]) -> list[Hit]:
     return [Hit(rows[i]["text"], s, src(rows[i]), rows[i]["metadata"], relabel(rows[i]["citation"], src(rows[i]), names), i)
             for i, s in scored if i in rows]
 
+# %% ../../../nbs/rag/kb/30_base.ipynb #1f2daaac
 @patch
 def _distinct(self:KnowledgeBase, scored:Sequence[tuple[int, float]], k:int) -> list[Hit]:
     "`dedupe(self._hits(scored), k=k)`, reading the rows past the first few only when repeats leave fewer than `k`."
@@ -328,6 +339,7 @@ def label_names(self:KnowledgeBase) -> dict[str, str]:
     self._labels = (key, {s: uniq[p] for s, p in pub.items() if p in uniq})
     return self._labels[1]
 
+# %% ../../../nbs/rag/kb/30_base.ipynb #d197a2b0
 @patch
 def cited_label(self:KnowledgeBase, label:str, # a citation as the hits give it
                 limit:int=200) -> list[tuple[str, dict]]:
@@ -348,6 +360,7 @@ def check_embedder(self:KnowledgeBase) -> None:
         raise ValueError(f"this knowledge base's vectors were made by {have!r}, not {want!r}: open it with the same "
                          "embeddings, or ingest into a new knowledge base")
 
+# %% ../../../nbs/rag/kb/30_base.ipynb #08221b85
 @patch
 def embed(self:KnowledgeBase, texts:Sequence[str], # the texts to embed
           batch:int=64, # texts per call to the embedder
@@ -373,6 +386,7 @@ def write_document(self:KnowledgeBase, doc:dict, # source, hash, title, filetype
     "Replace `doc['source']` and its chunks in one transaction."
     if err := self.write_documents([(doc, chunks, vectors)]).get(doc["source"]): raise err
 
+# %% ../../../nbs/rag/kb/30_base.ipynb #69143925
 @patch
 def bulk(self:KnowledgeBase):
     "A context for a large load, where an engine may defer index upkeep to the end."

@@ -8,6 +8,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['SKIP_KINDS', 'skip_kind', 'skipped_counts', 'IngestReport', 'iter_files']
@@ -19,6 +20,7 @@ SKIP_KINDS = {"images": ".png .jpg .jpeg .gif .svg .webp .ico .bmp .tif .tiff .a
               "audio and video files": ".mp3 .mp4 .wav .ogg .webm .mov .avi .m4a .flac"}
 _KIND_OF = {ext: kind for kind, exts in SKIP_KINDS.items() for ext in exts.split()}
 
+# %% ../../../nbs/rag/kb/31c_files.ipynb #7cff6d55
 def skip_kind(path:str, # a skipped file
               why:str, # why it was skipped
              ) -> str:
@@ -30,12 +32,14 @@ def skip_kind(path:str, # a skipped file
     if why == "no such file or folder": return "missing paths"
     return "files that failed to parse"
 
+# %% ../../../nbs/rag/kb/31c_files.ipynb #289e6d34
 _ONE = {"images": "image", "stylesheets": "stylesheet", "scripts": "script", "fonts": "font", "archives": "archive",
         "audio and video files": "audio or video file", "broken links": "broken link",
         "links not followed": "link not followed", "unreadable files": "unreadable file",
         "files without text": "file without text", "missing paths": "missing path",
         "files that failed to parse": "file that failed to parse", "other files": "other file"}
 
+# %% ../../../nbs/rag/kb/31c_files.ipynb #07e5470a
 def skipped_counts(skipped:Sequence[tuple[str, str]], # (path, reason) pairs
                   ) -> str:
     "The skipped files counted by kind, most first: '150 images, 44 stylesheets, 2 other files (.py, .xml)'."
@@ -63,18 +67,20 @@ class IngestReport:
     vector_seconds: float = 0.0
     text_seconds: float = 0.0  # reading, chunking and writing the text
 
-    def summary(self) -> str:
-        "One line for people: the files by outcome, the skipped ones by kind, the text's time and the vectors' apart."
-        skipped = f"{len(self.skipped)} skipped" + (f" ({skipped_counts(self.skipped)})" if self.skipped else "")
-        s = (f"{len(self.added)} added, {len(self.updated)} updated, {len(self.unchanged)} unchanged, {skipped}"
-             f"{f', {len(self.failed)} failed' if self.failed else ''}; "
-             f"{self.chunks} chunks written in {self.text_seconds:.1f}s")
-        if self.vectors:
-            rate = self.vectors / max(self.vector_seconds, 1e-9)
-            s += (f", {self.vectors} vectors in {self.vector_seconds:.1f}s ({rate:.1f} chunks/s); "
-                  f"{self.seconds:.1f}s in all")
-        off = "; semantic search is off (no vectors: run `gaia-mas rag embed`, or see --embeddings)"
-        return s + ("" if self.semantic else off)
+# %% ../../../nbs/rag/kb/31c_files.ipynb #90ec998f
+@patch
+def summary(self:IngestReport) -> str:
+    "One line for people: the files by outcome, the skipped ones by kind, the text's time and the vectors' apart."
+    skipped = f"{len(self.skipped)} skipped" + (f" ({skipped_counts(self.skipped)})" if self.skipped else "")
+    s = (f"{len(self.added)} added, {len(self.updated)} updated, {len(self.unchanged)} unchanged, {skipped}"
+         f"{f', {len(self.failed)} failed' if self.failed else ''}; "
+         f"{self.chunks} chunks written in {self.text_seconds:.1f}s")
+    if self.vectors:
+        rate = self.vectors / max(self.vector_seconds, 1e-9)
+        s += (f", {self.vectors} vectors in {self.vector_seconds:.1f}s ({rate:.1f} chunks/s); "
+              f"{self.seconds:.1f}s in all")
+    off = "; semantic search is off (no vectors: run `gaia-mas rag embed`, or see --embeddings)"
+    return s + ("" if self.semantic else off)
 
 # %% ../../../nbs/rag/kb/31c_files.ipynb #b91580dd
 def _entry(f:Path, root:Path, follow:bool) -> Optional[str]:
@@ -85,6 +91,7 @@ def _entry(f:Path, root:Path, follow:bool) -> Optional[str]:
     if not os.access(f, os.R_OK): return "cannot read this file: permission denied (check its permissions)"
     return None
 
+# %% ../../../nbs/rag/kb/31c_files.ipynb #a2de5833
 def _walk(p:Path, follow:bool) -> Iterable[tuple[Path, Optional[str]]]:
     "The files under folder `p`, and the reason for each entry that is not read: unreadable folders, links leaving `p`."
     root, seen, errors = p.resolve(), set(), []
@@ -100,6 +107,7 @@ def _walk(p:Path, follow:bool) -> Iterable[tuple[Path, Optional[str]]]:
                 yield Path(d, n), _entry(Path(d, n), root, follow)
     for e in errors: yield Path(e.filename), f"cannot read this folder: {e.strerror} (check its permissions)"
 
+# %% ../../../nbs/rag/kb/31c_files.ipynb #9c8a8113
 def iter_files(paths:Iterable[str|Path], # files and folders
                follow_links:bool=False, # follow symbolic links that lead outside the folders given
               ) -> Iterable[tuple[Path, Optional[str]]]:

@@ -38,10 +38,13 @@ create index if not exists chunk_terms_tsv on chunk_terms using gin(tsv);
 create table if not exists fields(name text primary key);
 create table if not exists embed_cache(model text, text_hash text, vector real[], primary key(model, text_hash));
 """
+
+# %% ../../../nbs/rag/kb/30c_postgres.ipynb #8045358f
 # a chunk's search terms: title and section weighted A, text D, English stemming
 _PG_TSV = ("setweight(to_tsvector('english', coalesce(c.metadata->>'title', '') || ' ' || "
            "coalesce(c.metadata->>'section', '')), 'A') || to_tsvector('english', c.text)")
 
+# %% ../../../nbs/rag/kb/30c_postgres.ipynb #8a8d787d
 def _pg_migrate(cur) -> None:
     "Move the terms of a knowledge base made before `chunk_terms` existed (a `tsv` column inside `chunks`), once."
     if not cur.execute("select 1 from information_schema.columns where table_schema = current_schema() "
@@ -115,6 +118,7 @@ def _write(self:PostgresKB):
         def __exit__(s, *exc): return s.tx.__exit__(*exc)
     return _Tx()
 
+# %% ../../../nbs/rag/kb/30c_postgres.ipynb #68becee9
 @patch
 def _q(self:PostgresKB, sql:str, params:Sequence=()) -> list: return self.db.execute(sql, params).fetchall()
 
@@ -122,6 +126,7 @@ def _q(self:PostgresKB, sql:str, params:Sequence=()) -> list: return self.db.exe
 def close(self:PostgresKB) -> None:
     if getattr(self._local, "db", None) is not None: self._local.db.close(); self._local.db = None
 
+# %% ../../../nbs/rag/kb/30c_postgres.ipynb #a80b1cf1
 @patch
 def info(self:PostgresKB, key:str) -> Optional[str]:
     r = self._q("select value from kb_info where key=%s", (key,))
@@ -133,9 +138,11 @@ def set_info(self:PostgresKB, key:str, value:str) -> None:
         cur.execute("insert into kb_info values (%s, %s) on conflict (key) do update set value = excluded.value",
                     (key, value))
 
+# %% ../../../nbs/rag/kb/30c_postgres.ipynb #5ef02844
 @patch
 def fields(self:PostgresKB) -> set[str]: return {r[0] for r in self._q("select name from fields")}
 
+# %% ../../../nbs/rag/kb/30c_postgres.ipynb #35394b2f
 @patch
 def _has_vec_col(self:PostgresKB) -> bool:
     return bool(self._q("select 1 from information_schema.columns "
@@ -159,6 +166,7 @@ def _bulk_reserve(self:PostgresKB, n:int) -> None:
                 cur.execute("drop index if exists chunks_hnsw")
         b["dropped"] = True  # and `_ensure_vec` leaves a new vector column without its index till the end
 
+# %% ../../../nbs/rag/kb/30c_postgres.ipynb #29738bdf
 @patch
 def _vector_index(self:PostgresKB, cur) -> None:
     "Build the HNSW index, with the maintenance memory to hold its graph (a build that spills is much slower)."
@@ -201,6 +209,7 @@ def _copy(self:PostgresKB, cur, items:list, vec:bool) -> None:
     cur.executemany("insert into fields values (%s) on conflict do nothing",
                     sorted({(f,) for _, chunks, _ in items for ch in chunks for f in ch["metadata"]}))
 
+# %% ../../../nbs/rag/kb/30c_postgres.ipynb #663b0c18
 @patch
 def doc_hash(self:PostgresKB, source:str) -> Optional[str]:
     r = self._q("select hash from documents where source=%s", (source,))
@@ -234,6 +243,7 @@ def _filtered(self:PostgresKB, n:int, conds:list) -> list[int]:
     sql = f"select id from chunks where true{where} order by source, ord limit %s"
     return [r[0] for r in self._q(sql, [*params, n])]
 
+# %% ../../../nbs/rag/kb/30c_postgres.ipynb #38729007
 @patch
 def rows(self:PostgresKB, ids:Sequence[int]) -> dict[int, dict]:
     if not ids: return {}
@@ -255,6 +265,7 @@ def documents(self:PostgresKB, srcs:Sequence[str]) -> dict[str, dict]:
                    (list(srcs),))
     return {s: {"title": t, "filetype": f, "chunks": n, "ingested": i} for s, t, f, n, i in recs}
 
+# %% ../../../nbs/rag/kb/30c_postgres.ipynb #7543d69c
 @patch
 def cited(self:PostgresKB, citation:str, limit:int=200) -> list[tuple[str, dict]]:
     return [(s, m) for s, m in self._q("select source, metadata from chunks where citation = %s limit %s",
@@ -292,6 +303,7 @@ def _selective(self:PostgresKB, terms:list[str]) -> list[str]:
 # %% ../../../nbs/rag/kb/30c_postgres.ipynb #0a41f886
 def _quoted(lexeme:str) -> str: return "'" + lexeme.replace("'", "''") + "'"  # for to_tsquery
 
+# %% ../../../nbs/rag/kb/30c_postgres.ipynb #8eb99170
 @patch
 def rank_keyword(self:PostgresKB, terms:list[str], n:int, conds:list) -> list[tuple[int, float]]:
     if not terms: return []
@@ -303,6 +315,7 @@ def rank_keyword(self:PostgresKB, terms:list[str], n:int, conds:list) -> list[tu
                    f"where t.tsv @@ {cand}{where} order by 2 desc, t.id limit %s",
                    [" | ".join(terms), *([" | ".join(_quoted(l) for l in sel)] if sel else []), *params, n])
 
+# %% ../../../nbs/rag/kb/30c_postgres.ipynb #b1c0716a
 @patch
 def _any_holds_all(self:PostgresKB, ids:Sequence[int], terms:list[str]) -> bool:
     if not ids or not terms: return False
@@ -336,6 +349,7 @@ def missing_vectors(self:PostgresKB, limit:int=256) -> list[tuple[int, str]]:
     where = " where embedding is null" if self._has_vec_col() else ""
     return [tuple(r) for r in self._q(f"select id, text from chunks{where} order by id limit %s", (limit,))]
 
+# %% ../../../nbs/rag/kb/30c_postgres.ipynb #07c1644e
 @patch
 def set_vectors(self:PostgresKB, pairs:Sequence[tuple[int, Sequence[float]]]) -> None:
     "Store vectors for existing chunks: one binary COPY into a temporary table, then one UPDATE."
@@ -379,6 +393,7 @@ def bulk(self:PostgresKB):
             if state["written"]: self._tidy()
         finally: self.db.execute("select pg_advisory_unlock_shared(%s)", (BULK_LOCK,))
 
+# %% ../../../nbs/rag/kb/30c_postgres.ipynb #a63fe24f
 @patch
 def _tidy(self:PostgresKB) -> None:
     "Merge the GIN indexes' pending entries and refresh the planner's statistics (as the owner; else autovacuum will)."

@@ -81,19 +81,25 @@ class SQLiteKB(KnowledgeBase):
             self._local.db = db
         return self._local.db
 
-    def _has_table(self, name:str) -> bool:
-        return bool(self.db.execute("select 1 from sqlite_master where name=?", (name,)).fetchone())
+# %% ../../../nbs/rag/kb/30b_sqlite.ipynb #27e853f8
+@patch
+def _has_table(self:SQLiteKB, name:str) -> bool:
+    return bool(self.db.execute("select 1 from sqlite_master where name=?", (name,)).fetchone())
 
-    def close(self) -> None:
-        "Close this thread's connection."
-        if getattr(self._local, "db", None) is not None: self._local.db.close(); self._local.db = None
+# %% ../../../nbs/rag/kb/30b_sqlite.ipynb #8b0a9f93
+@patch
+def close(self:SQLiteKB) -> None:
+    "Close this thread's connection."
+    if getattr(self._local, "db", None) is not None: self._local.db.close(); self._local.db = None
 
-    def info(self, key:str) -> Optional[str]:
-        r = self.db.execute("select value from kb_info where key=?", (key,)).fetchone()
-        return r[0] if r else None
+@patch
+def info(self:SQLiteKB, key:str) -> Optional[str]:
+    r = self.db.execute("select value from kb_info where key=?", (key,)).fetchone()
+    return r[0] if r else None
 
-    def has_vectors(self) -> bool:
-        return self._has_table("chunks_vec") and bool(self.db.execute("select 1 from chunks_vec limit 1").fetchone())
+@patch
+def has_vectors(self:SQLiteKB) -> bool:
+    return self._has_table("chunks_vec") and bool(self.db.execute("select 1 from chunks_vec limit 1").fetchone())
 
 # %% ../../../nbs/rag/kb/30b_sqlite.ipynb #9dd0cc17
 @patch
@@ -109,6 +115,7 @@ def _write(self:SQLiteKB):
         def __exit__(s, et, *_): kb.db.execute("rollback" if et else "commit")
     return _Tx()
 
+# %% ../../../nbs/rag/kb/30b_sqlite.ipynb #0b9ad82a
 @patch
 @contextlib.contextmanager
 def _snapshot(self:SQLiteKB):
@@ -118,6 +125,7 @@ def _snapshot(self:SQLiteKB):
     try: yield
     finally: self.db.execute("commit")
 
+# %% ../../../nbs/rag/kb/30b_sqlite.ipynb #bb4b7d32
 @patch
 def set_info(self:SQLiteKB, key:str, value:str) -> None:
     with self._write() as db: db.execute("insert or replace into kb_info values (?, ?)", (key, value))
@@ -139,6 +147,7 @@ def write_documents(self:SQLiteKB, items:Iterable[tuple], # (doc, chunks, vector
             db.execute("release doc")
     return errors
 
+# %% ../../../nbs/rag/kb/30b_sqlite.ipynb #9039441d
 @patch
 def _write_one(self:SQLiteKB, db, doc:dict, chunks:Sequence[dict], vectors:Optional[Sequence]) -> None:
     "One document and its chunks, with their keyword and vector entries, in the open transaction."
@@ -165,6 +174,7 @@ def _ensure_vec(self:SQLiteKB, db, dim:int) -> None:
     db.execute("insert or replace into kb_info values ('embedding_model', ?), ('embedding_dim', ?)",
                (embedding_name(self.embeddings), str(dim)))
 
+# %% ../../../nbs/rag/kb/30b_sqlite.ipynb #4761672c
 @patch
 def _delete(self:SQLiteKB, db, source:str) -> int:
     "Delete `source` with its chunks and their keyword and vector entries; how many documents went (0 or 1)."
@@ -177,6 +187,7 @@ def _delete(self:SQLiteKB, db, source:str) -> int:
     db.execute("delete from chunks where source=?", (source,))
     return db.execute("delete from documents where source=?", (source,)).rowcount
 
+# %% ../../../nbs/rag/kb/30b_sqlite.ipynb #d198294b
 @patch
 def doc_hash(self:SQLiteKB, source:str) -> Optional[str]:
     r = self.db.execute("select hash from documents where source=?", (source,)).fetchone()
@@ -205,6 +216,7 @@ def documents(self:SQLiteKB, srcs:Sequence[str]) -> dict[str, dict]:
     recs = self.db.execute(sql, list(srcs)).fetchall() if srcs else []
     return {s: {"title": t, "filetype": f, "chunks": n, "ingested": i} for s, t, f, n, i in recs}
 
+# %% ../../../nbs/rag/kb/30b_sqlite.ipynb #9fa23966
 @patch
 def rows(self:SQLiteKB, ids:Sequence[int]) -> dict[int, dict]:
     if not ids: return {}
@@ -216,6 +228,7 @@ def _sources(self:SQLiteKB, ids:Sequence[int]) -> dict[int, str]:
     q = f"select id, source from chunks where id in ({_marks(len(ids))})"
     return dict(self.db.execute(q, list(ids)).fetchall()) if ids else {}
 
+# %% ../../../nbs/rag/kb/30b_sqlite.ipynb #dac8a28b
 @patch
 def cited(self:SQLiteKB, citation:str, limit:int=200) -> list[tuple[str, dict]]:
     sql = "select source, metadata from chunks where citation = ? limit ?"
@@ -234,6 +247,7 @@ def rank_keyword(self:SQLiteKB, terms:list[str], n:int, conds:list) -> list[tupl
            f"where chunks_fts match ?{where} order by chunks_fts.rank limit ?")
     return self.db.execute(sql, [q, *params, n]).fetchall()
 
+# %% ../../../nbs/rag/kb/30b_sqlite.ipynb #214c920f
 @patch
 def _any_holds_all(self:SQLiteKB, ids:Sequence[int], terms:list[str]) -> bool:
     if not ids or not terms: return False
@@ -255,6 +269,7 @@ def _matrix(self:SQLiteKB):
         self._mat = cached = (version, ids, mat)
     return cached[1], cached[2]
 
+# %% ../../../nbs/rag/kb/30b_sqlite.ipynb #2ef337cb
 @patch
 def rank_vector(self:SQLiteKB, vec:Sequence[float], n:int, conds:list) -> list[tuple[int, float]]:
     import numpy as np
@@ -306,6 +321,7 @@ def missing_vectors(self:SQLiteKB, limit:int=256) -> list[tuple[int, str]]:
     return [(i, t) for i, t in self.db.execute(
         "select id, text from chunks where id not in (select rowid from chunks_vec) order by id limit ?", (limit,))]
 
+# %% ../../../nbs/rag/kb/30b_sqlite.ipynb #61543336
 @patch
 def set_vectors(self:SQLiteKB, pairs:Sequence[tuple[int, Sequence[float]]]) -> None:
     with self._write() as db:
@@ -323,6 +339,7 @@ def _read_cache(self:SQLiteKB, model:str, keys:Sequence[str]) -> dict:
         out.update({h: _unblob(v) for h, v in self.db.execute(sql, [model, *part])})
     return out
 
+# %% ../../../nbs/rag/kb/30b_sqlite.ipynb #c7837bbd
 @patch
 def _write_cache(self:SQLiteKB, model:str, vectors:dict) -> None:
     with self._write() as db:
@@ -331,18 +348,25 @@ def _write_cache(self:SQLiteKB, model:str, vectors:dict) -> None:
 
 # %% ../../../nbs/rag/kb/30b_sqlite.ipynb #72360dd8
 @patch
+def _index_bytes(self:SQLiteKB) -> dict[str, int]:
+    "The bytes of the stored text, the keyword index, the vectors and the embedding cache."
+    one = lambda sql: self.db.execute(sql).fetchone()[0]
+    fts = ("select coalesce(sum(length(block)), 0) from chunks_fts_data",
+           "select coalesce(sum(length(c0) + length(c1) + length(c2)), 0) from chunks_fts_content")
+    vec = self._has_table("chunks_vec")
+    return {"text": one("select coalesce(sum(length(text) + length(metadata)), 0) from chunks"),
+            "keyword": one(fts[0]) + one(fts[1]),
+            "vector": one("select coalesce(sum(length(vectors)), 0) from chunks_vec_vector_chunks00") if vec else 0,
+            "embedding_cache": one("select coalesce(sum(length(vector)), 0) from embed_cache")}
+
+# %% ../../../nbs/rag/kb/30b_sqlite.ipynb #83bddafe
+@patch
 def stats(self:SQLiteKB) -> dict:
     one = lambda sql: self.db.execute(sql).fetchone()[0]
     vec = self._has_table("chunks_vec")
     size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
-    fts = ("select coalesce(sum(length(block)), 0) from chunks_fts_data",
-           "select coalesce(sum(length(c0) + length(c1) + length(c2)), 0) from chunks_fts_content")
-    idx = {"text": one("select coalesce(sum(length(text) + length(metadata)), 0) from chunks"),
-           "keyword": one(fts[0]) + one(fts[1]),
-           "vector": one("select coalesce(sum(length(vectors)), 0) from chunks_vec_vector_chunks00") if vec else 0,
-           "embedding_cache": one("select coalesce(sum(length(vector)), 0) from embed_cache")}
     return {"url": self.url, "backend": "sqlite", "documents": one("select count(*) from documents"),
             "chunks": one("select count(*) from chunks"),
             "vectors": one("select count(*) from chunks_vec") if vec else 0,
             "embedding_model": self.info("embedding_model"), "embedder_available": self.embeddings is not None,
-            "size_bytes": size, "index_bytes": idx, "fields": sorted(self.fields())}
+            "size_bytes": size, "index_bytes": self._index_bytes(), "fields": sorted(self.fields())}

@@ -31,12 +31,14 @@ def rag_prompt(name:str, # a file in prompts/rag/ without its .txt, e.g. "resear
     "The system prompt `name` of the RAG agents."
     return load_prompt_from_file(prompts_dir("rag")/f"{name}.txt")
 
+# %% ../../../nbs/rag/workflows/34_agents.ipynb #4c6adbf5
 def request(**sections) -> str:
     "A human message of labelled sections (`Question:`, `Documents:` ...); empty sections are left out."
     def body(v): return "\n".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)
     return "\n\n".join(f"{k.replace('_', ' ').capitalize()}:\n{body(v)}" for k, v in sections.items()
                        if v not in (None, "", [], {}))
 
+# %% ../../../nbs/rag/workflows/34_agents.ipynb #617c6743
 def request_sections(text:str, # a message built by `request`
                     ) -> dict[str, str]:
     "The sections of a `request` message, by lower-case label."
@@ -51,6 +53,7 @@ def _passage(h) -> Optional[dict]:
     cit = get("citation") or get("source") or (get("metadata") or {}).get("source") or "unknown source"
     return {"text": text, "citation": str(cit)} if text else None
 
+# %% ../../../nbs/rag/workflows/34_agents.ipynb #93ce7331
 def _block(b:str) -> Optional[dict]:
     "One text block as a passage: `[1] citation (score x)` + text, or `[citation] text`; None for warnings and notes."
     if not b or b.startswith(("warning:", "no passages found")) or re.match(r"\[\d+ more passages", b): return None
@@ -59,6 +62,7 @@ def _block(b:str) -> Optional[dict]:
     if m := re.match(r"\[([^\]]+)\] ?(.*)", b, re.S): return {"citation": m.group(1), "text": trim_lines(m.group(2))}
     return {"citation": "unknown source", "text": b}
 
+# %% ../../../nbs/rag/workflows/34_agents.ipynb #285f2ed0
 def passages(output:Any, # what a retrieval tool returned
             ) -> list[dict]:
     "The `{'text', 'citation'}` passages in a tool's output."
@@ -70,10 +74,12 @@ def passages(output:Any, # what a retrieval tool returned
     if isinstance(output, dict): output = output.get("hits") or output.get("results") or [output]
     return [p for h in (output or []) if (p := _passage(h))]
 
+# %% ../../../nbs/rag/workflows/34_agents.ipynb #eddf3637
 def as_context(ps:Sequence[dict]) -> list[str]:
     "Passages as research-context strings, `[citation] text`."
     return [f"[{p['citation']}] {p['text']}" for p in ps]
 
+# %% ../../../nbs/rag/workflows/34_agents.ipynb #cdfa2689
 def cited(text:str, # an answer or a context string
           known:Optional[Sequence[str]]=None, # keep only these citations
          ) -> list[str]:
@@ -88,6 +94,7 @@ def _json_bound(llm, schema:dict, component:str):
     if not isinstance(llm, ServerChatOpenAI): return llm  # scripted and other models: the prompt asks for the JSON
     return llm.bind(response_format=json_schema_format(schema, component))
 
+# %% ../../../nbs/rag/workflows/34_agents.ipynb #d9e8cd5e
 async def ajson(llm, # the agent's chat model
                 messages:list, # the conversation
                 schema:dict, # the output schema (key -> type)
@@ -107,6 +114,7 @@ async def ajson(llm, # the agent's chat model
     except asyncio.TimeoutError:
         raise TimeoutError(f"{component}: the repair call took longer than the time left") from None
 
+# %% ../../../nbs/rag/workflows/34_agents.ipynb #3bfac4f2
 def score(v:Any, # a number, or text holding one
           default:float=0.0) -> float:
     "`v` as a float between 0 and 1 (a score out of 10 or 100 is scaled down)."
@@ -132,6 +140,7 @@ async def search(tool, # a LangChain tool
                 re.I): raise RuntimeError(text[:300])
     return passages(out)
 
+# %% ../../../nbs/rag/workflows/34_agents.ipynb #0aae4368
 async def search_with_fallback(tools:dict, # tool name -> tool
                                names:Sequence[str], # tools to try, in order
                                query:str, k:int=5, **extra,
@@ -148,6 +157,7 @@ async def search_with_fallback(tools:dict, # tool name -> tool
 RESEARCH_SCHEMA = {"standalone_question": str, "search_query": str, "keywords": list[str], "metadata_filter": str,
                    "strategy": str}
 
+# %% ../../../nbs/rag/workflows/34_agents.ipynb #c5311c62
 def plan_filters(text:str, # the plan's filter: `key=value` conditions separated by commas or semicolons
                 ) -> Optional[dict]:
     "The knowledge base's filter dict for a plan's `metadata_filter`; None when it has none or cannot be read."
@@ -156,6 +166,7 @@ def plan_filters(text:str, # the plan's filter: `key=value` conditions separated
     try: return parse_filters([p for p in parts if p]) or None
     except ValueError as e: log.warning("research: the plan's filter %r is left out: %s", text[:200], e); return None
 
+# %% ../../../nbs/rag/workflows/34_agents.ipynb #74309814
 def history_lines(history:Sequence[dict], # earlier turns
                   n:Optional[int]=None, # how many of the last turns; all if None (the system bounds them by tokens)
                  ) -> list[str]:
@@ -169,6 +180,7 @@ def _fallback_plan(q:str) -> dict:
     return {"standalone_question": q, "search_query": q, "keywords": [], "metadata_filter": "",
             "strategy": "question as query"}
 
+# %% ../../../nbs/rag/workflows/34_agents.ipynb #c1af864d
 async def research_plan(llm, sys:str, inp:dict, limit:float, warnings:list) -> dict:
     "The model's search plan for `inp`, or the question as the query (with a warning) when it gives none."
     msg = request(question=inp["question"], earlier_turns=history_lines(inp.get("history") or []),
@@ -178,6 +190,7 @@ async def research_plan(llm, sys:str, inp:dict, limit:float, warnings:list) -> d
         warnings.append(f"no search plan ({e}); searched for the question itself")
         return _fallback_plan(inp["question"])
 
+# %% ../../../nbs/rag/workflows/34_agents.ipynb #955a341e
 def research_searches(plan:dict, query:str) -> list[tuple[list[str], str, dict]]:
     "(tools to try in order, query, extra arguments) of each search a plan calls for."
     jobs = [(["retrieve_tool", "hybrid_search_tool", "keyword_search_tool"], query, {})]
@@ -190,11 +203,21 @@ def unique_passages(ps:Sequence[dict]) -> list[dict]:
     "Passages without repeats (same citation and same text), in order."
     return list({(p["citation"], p["text"]): p for p in ps}.values())
 
+# %% ../../../nbs/rag/workflows/34_agents.ipynb #0df81025
 def _research_failed(plan:dict, errors:list) -> dict:
     "The research output when no retrieval tool worked."
     return {"error": f"Research failed: no retrieval tool worked ({'; '.join(errors)})", "research_context": [],
             "doc_count": 0, "search_strategy": plan["strategy"], "metadata": {"tools_used": [], "errors": errors}}
 
+# %% ../../../nbs/rag/workflows/34_agents.ipynb #a15426da
+def _research_output(plan:dict, q:str, found:list, used:list, seconds:float, warnings:list, errors:list) -> dict:
+    "The research output: the passages as context, the strategy and tools used, what went wrong."
+    return {"research_context": as_context(found), "search_strategy": f"{plan['strategy']} (tools: {', '.join(used)})",
+            "doc_count": len(found), "standalone_question": plan["standalone_question"] or q,
+            "citations": list(dict.fromkeys(p["citation"] for p in found)),
+            "metadata": {"tools_used": used, "retrieval_time": seconds, "warnings": warnings, "errors": errors}}
+
+# %% ../../../nbs/rag/workflows/34_agents.ipynb #bb229ce5
 def research_agent(llm, # the research agent's model
                    tools:Sequence, # retrieval tools, by their `make_rag_tools` names
                    prompt:Optional[str]=None, # system prompt; prompts/rag/research.txt if None
@@ -215,12 +238,7 @@ def research_agent(llm, # the research agent's model
         if not used: return _research_failed(plan, errors)
         if not found: warnings.append(f"no documents found for {query!r}")
         for w in warnings + errors: log.warning("research: %s", w)
-        return {"research_context": as_context(found),
-                "search_strategy": f"{plan['strategy']} (tools: {', '.join(used)})",
-                "doc_count": len(found), "standalone_question": plan["standalone_question"] or q,
-                "citations": list(dict.fromkeys(p["citation"] for p in found)),
-                "metadata": {"tools_used": used, "retrieval_time": round(time.monotonic() - t0, 3),
-                             "warnings": warnings, "errors": errors}}
+        return _research_output(plan, q, found, used, round(time.monotonic() - t0, 3), warnings, errors)
     return research
 
 # %% ../../../nbs/rag/workflows/34_agents.ipynb #786f8f2d
@@ -279,11 +297,13 @@ def analysis_agent(llm, # the analysis agent's model
 Score = Annotated[float, Range(0, 1)]
 SYNTHESIS_SCHEMA = {"final_answer": str, "confidence": Score, "citations": list[str]}
 
+# %% ../../../nbs/rag/workflows/34_agents.ipynb #0764c906
 def keep_citations(answer:str, claimed:Sequence[str], context:Sequence[str]) -> list[str]:
     "The citations of `answer` that name a passage of `context`: claimed ones first, then its markers, else all."
     known = cited("\n".join(context))
     return [c for c in claimed if c in known] or cited(answer, known) or known
 
+# %% ../../../nbs/rag/workflows/34_agents.ipynb #c74b93b7
 def synthesis_agent(llm, # the synthesis agent's model
                     prompt:Optional[str]=None, # system prompt; prompts/rag/synthesis.txt if None
                     limit:float=60, # seconds per LLM call
@@ -314,6 +334,7 @@ class CandidateScores(TypedDict):
 
 EVALUATOR_SCHEMA = {"scores": list[CandidateScores], "selected_agent": str, "reasoning": str}
 
+# %% ../../../nbs/rag/workflows/34_agents.ipynb #9ed9a73b
 def heuristic_scores(question:str, answer:str) -> dict[str, float]:
     "Rough criteria scores: overlap with the question, citations, length."
     words = set(re.findall(r"\w{4,}", question.lower())); got = set(re.findall(r"\w{4,}", answer.lower()))
@@ -322,6 +343,7 @@ def heuristic_scores(question:str, answer:str) -> dict[str, float]:
             "clarity": score(1 if 40 < n < 2500 else 0.5),
             "usefulness": score(min(1, 0.4 + 0.2 * len(cited(answer))))}
 
+# %% ../../../nbs/rag/workflows/34_agents.ipynb #b61879aa
 def _flat(name:str) -> str: return re.sub(r"[\W_]", "", str(name)).lower()
 
 def model_scores(rows:Sequence[dict], cands:dict, question:str) -> dict[str, dict[str, float]]:
@@ -368,6 +390,7 @@ class WorkerTask(TypedDict):
 PLAN_SCHEMA = {"supervisor_plan": str, "tasks": list[WorkerTask]}
 COMBINE_SCHEMA = {"final_answer": str, "citations": list[str]}
 
+# %% ../../../nbs/rag/workflows/34_agents.ipynb #aa414334
 def worker_key(name:str) -> Optional[str]:
     "`retrieval_worker` for 'RetrievalWorker', 'retrieval worker' or 'retrieval_worker'; None if unknown."
     flat = re.sub(r"[^a-z]", "", name.lower())
@@ -397,6 +420,7 @@ def _missing_line(w:str, results:dict) -> str:
     "A worker that gave nothing, and why."
     return f"{WORKERS.get(w, w)}: {(results.get(w) or {}).get('error', 'no result')}"
 
+# %% ../../../nbs/rag/workflows/34_agents.ipynb #01616670
 def supervisor_agent(llm, # the supervisor's model
                      prompt:Optional[str]=None, # planning prompt; prompts/rag/supervisor.txt if None
                      combine_prompt:Optional[str]=None, # combining prompt; prompts/rag/combine.txt if None

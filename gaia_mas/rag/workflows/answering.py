@@ -43,22 +43,27 @@ class RagSystem:
         "The LangGraph config of a session's thread for `pattern`."
         return {"configurable": {"thread_id": f"{session_id}:{pattern}"}, "recursion_limit": 50}
 
-    async def history(self, session_id:str) -> list[dict]:
-        "The session's earlier turns, from all three patterns' threads, oldest first."
-        turns = []
-        for p, g in self.graphs.items():
-            snap = await g.aget_state(self.config(session_id, p))
-            turns += (snap.values or {}).get("history") or []
-        return sorted(turns, key=lambda t: t.get("at", 0))[-self.history_turns:]
+# %% ../../../nbs/rag/workflows/36a_answering.ipynb #d91461f4
+@patch
+async def history(self:RagSystem, session_id:str) -> list[dict]:
+    "The session's earlier turns, from all three patterns' threads, oldest first."
+    turns = []
+    for p, g in self.graphs.items():
+        snap = await g.aget_state(self.config(session_id, p))
+        turns += (snap.values or {}).get("history") or []
+    return sorted(turns, key=lambda t: t.get("at", 0))[-self.history_turns:]
 
-    async def recall(self, session_id:str) -> tuple[list[dict], Optional[dict]]:
-        "The earlier turns the models see, and how they were fitted (None: as they are; `rag.sessions` bounds them)."
-        return await self.history(session_id), None
+# %% ../../../nbs/rag/workflows/36a_answering.ipynb #d9cc2184
+@patch
+async def recall(self:RagSystem, session_id:str) -> tuple[list[dict], Optional[dict]]:
+    "The earlier turns the models see, and how they were fitted (None: as they are; `rag.sessions` bounds them)."
+    return await self.history(session_id), None
 
 # %% ../../../nbs/rag/workflows/36a_answering.ipynb #d0cfde79
 _REPORTED = ("timings", "cut_short", "fallbacks", "errors", "warnings", "branch_errors", "worker_errors",
              "missing_workers")
 
+# %% ../../../nbs/rag/workflows/36a_answering.ipynb #36ac2686
 def _timing(md:dict, key:str) -> float: return round(float((md.get("timings") or {}).get(key, 0.0)), 3)
 
 def _pattern_fields(pattern:str, state:dict, md:dict, total:float) -> tuple[dict, dict]:
@@ -110,6 +115,7 @@ async def _pump(graph, state:dict, cfg:dict, total:float, queue:asyncio.Queue, m
         await queue.put(None)
     except Exception as e: await queue.put(e)
 
+# %% ../../../nbs/rag/workflows/36a_answering.ipynb #e5ec97f7
 async def _stop(task:asyncio.Task) -> None:
     "Cancel `task` if it still runs, and wait for it to end."
     if task.done(): return
@@ -121,6 +127,7 @@ async def _stop(task:asyncio.Task) -> None:
 ANSWER_NODES = {"sequential": "synthesis",
                 "supervisor": "combine"}  # the node whose model writes the answer (parallel picks one after)
 
+# %% ../../../nbs/rag/workflows/36a_answering.ipynb #8f30fd7e
 def _json_string(body:str) -> tuple[str, bool]:
     "The decoded start of a JSON string's body, and whether it closed; an escape cut in half waits for its end."
     i = 0
@@ -130,6 +137,7 @@ def _json_string(body:str) -> tuple[str, bool]:
         i += step
     return json.loads(f'"{body[:i]}"'), i < len(body) and body[i] == '"'
 
+# %% ../../../nbs/rag/workflows/36a_answering.ipynb #d9e4c441
 class AnswerTokens:
     "Pulls the text of the `final_answer` field out of a JSON reply while it streams in, a piece at a time."
     def __init__(self, key:str="final_answer"): self.buf, self.key, self.sent, self.done = "", key, 0, False
@@ -150,25 +158,29 @@ class _Run:
         self.modes = ("updates", "values", "messages") if tokens else ("updates", "values")
         self.answer_node = ANSWER_NODES.get(state["pattern"])
 
-    def _event(self, mode:str, chunk:Any, answer:AnswerTokens, t0:float) -> list[dict]:
-        "The events of one streamed chunk (the state of a `values` chunk is kept instead)."
-        if mode == "values": self.final = chunk; return []
-        elapsed = round(time.monotonic() - t0, 3)
-        if mode == "updates": return [{"event": "node", "node": n, "elapsed": elapsed} for n in chunk]
-        text = answer.feed(str(chunk[0].content)) if chunk[1].get("langgraph_node") == self.answer_node else ""
-        return [{"event": "token", "node": self.answer_node, "text": text}] if text else []
+# %% ../../../nbs/rag/workflows/36a_answering.ipynb #fdb3c20e
+@patch
+def _event(self:_Run, mode:str, chunk:Any, answer:AnswerTokens, t0:float) -> list[dict]:
+    "The events of one streamed chunk (the state of a `values` chunk is kept instead)."
+    if mode == "values": self.final = chunk; return []
+    elapsed = round(time.monotonic() - t0, 3)
+    if mode == "updates": return [{"event": "node", "node": n, "elapsed": elapsed} for n in chunk]
+    text = answer.feed(str(chunk[0].content)) if chunk[1].get("langgraph_node") == self.answer_node else ""
+    return [{"event": "token", "node": self.answer_node, "text": text}] if text else []
 
-    async def events(self, t0:float) -> AsyncIterator[dict]:
-        "Node and token events until the run ends, or its total limit passes (then `cut` names it)."
-        queue, answer = asyncio.Queue(), AnswerTokens()
-        task = asyncio.create_task(_pump(self.graph, self.state, self.cfg, self.total, queue, self.modes))
-        hard = time.monotonic() + self.total + 1.0
-        try:
-            while (item := await asyncio.wait_for(queue.get(), max(0.01, hard - time.monotonic()))) is not None:
-                if isinstance(item, BaseException): raise item
-                for ev in self._event(*item, answer, t0): yield ev
-        except asyncio.TimeoutError: self.cut = [f"{self.state['pattern']} total time limit ({self.total:g}s)"]
-        finally: await _stop(task)
+# %% ../../../nbs/rag/workflows/36a_answering.ipynb #cf3e84e6
+@patch
+async def events(self:_Run, t0:float) -> AsyncIterator[dict]:
+    "Node and token events until the run ends, or its total limit passes (then `cut` names it)."
+    queue, answer = asyncio.Queue(), AnswerTokens()
+    task = asyncio.create_task(_pump(self.graph, self.state, self.cfg, self.total, queue, self.modes))
+    hard = time.monotonic() + self.total + 1.0
+    try:
+        while (item := await asyncio.wait_for(queue.get(), max(0.01, hard - time.monotonic()))) is not None:
+            if isinstance(item, BaseException): raise item
+            for ev in self._event(*item, answer, t0): yield ev
+    except asyncio.TimeoutError: self.cut = [f"{self.state['pattern']} total time limit ({self.total:g}s)"]
+    finally: await _stop(task)
 
 # %% ../../../nbs/rag/workflows/36a_answering.ipynb #a7450b51
 @patch
@@ -184,6 +196,7 @@ async def _respond(self:RagSystem, run:_Run, t0:float, reasoning:Optional[str], 
     if fitted is not None: resp["metadata"]["history"] = fitted
     return resp
 
+# %% ../../../nbs/rag/workflows/36a_answering.ipynb #90c021fe
 @patch
 async def astream(self:RagSystem, question:str, session_id:str, pattern:str="auto",
                   tokens:bool=True, # also `{'event': 'token', 'node', 'text'}` as the answering agent writes
@@ -193,11 +206,11 @@ async def astream(self:RagSystem, question:str, session_id:str, pattern:str="aut
     if pattern == "auto":
         pattern, reasoning = await aselect_pattern(question, model_for(self.llm, "selector"), self.limits.llm_call)
         yield {"event": "node", "node": "select_pattern", "elapsed": round(time.monotonic() - t0, 3), "pattern": pattern}
-    history, fitted = await self.recall(session_id)
-    state = {**create_initial_state(question, session_id, pattern), "history": history, "started_at": time.time()}
+    turns, fitted = await self.recall(session_id)
+    state = {**create_initial_state(question, session_id, pattern), "history": turns, "started_at": time.time()}
     run = _Run(self.graphs[pattern], state, self.config(session_id, pattern), self.limits.total(pattern), tokens)
-    async with contextlib.aclosing(run.events(t0)) as events:
-        async for ev in events: yield ev
+    async with contextlib.aclosing(run.events(t0)) as stream:
+        async for ev in stream: yield ev
     yield {"event": "answer", **await self._respond(run, t0, reasoning, fitted)}
 
 # %% ../../../nbs/rag/workflows/36a_answering.ipynb #6d11e255
@@ -207,6 +220,7 @@ async def aask(self:RagSystem, question:str, session_id:str, pattern:str="auto")
     async for ev in self.astream(question, session_id, pattern, tokens=False):
         if ev["event"] == "answer": return {k: v for k, v in ev.items() if k != "event"}
 
+# %% ../../../nbs/rag/workflows/36a_answering.ipynb #bf83f007
 @patch
 def ask(self:RagSystem, question:str, session_id:str, pattern:str="auto") -> dict:
     "`aask`, from synchronous code."
