@@ -4,13 +4,13 @@
 
 # %% ../../../nbs/rag/workflows/34_agents.ipynb #e7e97792
 from __future__ import annotations
-import asyncio, json, logging, re, time
-from typing import Annotated, Any, Callable, Literal, Optional, Sequence, TypedDict
+import asyncio, logging, re, time
+from typing import Annotated, Callable, Optional, Sequence, TypedDict
 from langchain_core.messages import HumanMessage, SystemMessage
-from ...core.llm import validate_or_repair
-from ...core.schema import Range, validate_llm_response
-from ...core.utils import call_timeout, load_prompt_from_file, prompts_dir, time_left
-from ..kb.ingest import trim_lines
+from ...core.schema import Range
+from ...core.utils import call_timeout
+from .agent_kit import (ajson, as_context, cited, passages, rag_prompt, request, request_sections,
+                                             score, search_with_fallback)
 
 log = logging.getLogger(__name__)
 
@@ -18,140 +18,11 @@ log = logging.getLogger(__name__)
 __all__ = ['log', 'RESEARCH_SCHEMA', 'ANALYSIS_SCHEMA', 'Score', 'SYNTHESIS_SCHEMA', 'CRITERIA', 'EVALUATOR_SCHEMA', 'WORKERS',
            'DEFAULT_WORKERS', 'PLAN_SCHEMA', 'COMBINE_SCHEMA', 'SEARCH_ORDER', 'WORKER_SCHEMA', 'ANSWER_SCHEMA',
            'ResearchAgent', 'AnalysisAgent', 'SynthesisAgent', 'EvaluatorAgent', 'SupervisorAgent', 'Worker',
-           'StructuredRag', 'AgenticRag', 'read_sections', 'rag_prompt', 'request', 'request_sections', 'passages',
-           'as_context', 'cited', 'ajson', 'score', 'search', 'search_with_fallback', 'plan_filters', 'history_lines',
-           'research_plan', 'research_searches', 'unique_passages', 'research_agent', 'standalone_question', 'condense',
+           'StructuredRag', 'AgenticRag', 'read_sections', 'plan_filters', 'history_lines', 'research_plan',
+           'research_searches', 'unique_passages', 'research_agent', 'standalone_question', 'condense',
            'analysis_agent', 'keep_citations', 'synthesis_agent', 'CandidateScores', 'heuristic_scores', 'model_scores',
            'evaluator_agent', 'WorkerTask', 'worker_key', 'tidy_answer', 'supervisor_agent', 'worker_agent',
            'structured_rag_branch', 'agentic_rag_branch']
-
-# %% ../../../nbs/rag/workflows/34_agents.ipynb #fe0573ea
-def rag_prompt(name:str, # a file in prompts/rag/ without its .txt, e.g. "research"
-              ) -> str:
-    "The system prompt `name` of the RAG agents."
-    return load_prompt_from_file(prompts_dir("rag")/f"{name}.txt")
-
-# %% ../../../nbs/rag/workflows/34_agents.ipynb #4c6adbf5
-def request(**sections) -> str:
-    "A human message of labelled sections (`Question:`, `Documents:` ...); empty sections are left out."
-    def body(v): return "\n".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)
-    return "\n\n".join(f"{k.replace('_', ' ').capitalize()}:\n{body(v)}" for k, v in sections.items()
-                       if v not in (None, "", [], {}))
-
-# %% ../../../nbs/rag/workflows/34_agents.ipynb #617c6743
-def request_sections(text:str, # a message built by `request`
-                    ) -> dict[str, str]:
-    "The sections of a `request` message, by lower-case label."
-    parts = re.split(r"(?:^|\n\n)([A-Z][a-z ]+):\n", "\n\n" + text)
-    return {parts[i].lower().replace(" ", "_"): parts[i+1].strip() for i in range(1, len(parts) - 1, 2)}
-
-# %% ../../../nbs/rag/workflows/34_agents.ipynb #1f41835e
-def _passage(h) -> Optional[dict]:
-    "One hit (object or dict) as a passage, or None."
-    get = h.get if isinstance(h, dict) else (lambda k, d=None: getattr(h, k, d))
-    text = trim_lines(str(get("text") or get("page_content") or get("content") or ""))
-    cit = get("citation") or get("source") or (get("metadata") or {}).get("source") or "unknown source"
-    return {"text": text, "citation": str(cit)} if text else None
-
-# %% ../../../nbs/rag/workflows/34_agents.ipynb #93ce7331
-def _block(b:str) -> Optional[dict]:
-    "One text block as a passage: `[1] citation (score x)` + text, or `[citation] text`; None for warnings and notes."
-    if not b or b.startswith(("warning:", "no passages found")) or re.match(r"\[\d+ more passages", b): return None
-    if m := re.match(r"\[\d+\]\s*(.+?)(?:\s*\(score [-\d.e]+\))?\n(.*)", b, re.S):
-        return {"citation": m.group(1).strip(), "text": trim_lines(m.group(2))}
-    if m := re.match(r"\[([^\]]+)\] ?(.*)", b, re.S): return {"citation": m.group(1), "text": trim_lines(m.group(2))}
-    return {"citation": "unknown source", "text": b}
-
-# %% ../../../nbs/rag/workflows/34_agents.ipynb #285f2ed0
-def passages(output:Any, # what a retrieval tool returned
-            ) -> list[dict]:
-    "The `{'text', 'citation'}` passages in a tool's output."
-    if hasattr(output, "content") and not isinstance(output, (str, dict)):
-        output = output.artifact if getattr(output, "artifact", None) else output.content
-    if isinstance(output, str):
-        try: output = json.loads(output)
-        except json.JSONDecodeError: return [p for b in re.split(r"\n\s*\n", output) if (p := _block(trim_lines(b)))]
-    if isinstance(output, dict): output = output.get("hits") or output.get("results") or [output]
-    return [p for h in (output or []) if (p := _passage(h))]
-
-# %% ../../../nbs/rag/workflows/34_agents.ipynb #eddf3637
-def as_context(ps:Sequence[dict]) -> list[str]:
-    "Passages as research-context strings, `[citation] text`."
-    return [f"[{p['citation']}] {p['text']}" for p in ps]
-
-# %% ../../../nbs/rag/workflows/34_agents.ipynb #cdfa2689
-def cited(text:str, # an answer or a context string
-          known:Optional[Sequence[str]]=None, # keep only these citations
-         ) -> list[str]:
-    "The `[citation]` markers in `text`, in order, without repeats."
-    found = dict.fromkeys(m.strip() for m in re.findall(r"\[([^\[\]]{2,200})\]", text))
-    return [c for c in found if known is None or c in known]
-
-# %% ../../../nbs/rag/workflows/34_agents.ipynb #86835962
-def _json_bound(llm, schema:dict, component:str):
-    "A server model asked for `schema` through the response format its server accepts (negotiated once per server)."
-    from gaia_mas.core.llm import ServerChatOpenAI, json_schema_format
-    if not isinstance(llm, ServerChatOpenAI): return llm  # scripted and other models: the prompt asks for the JSON
-    return llm.bind(response_format=json_schema_format(schema, component))
-
-# %% ../../../nbs/rag/workflows/34_agents.ipynb #d9e8cd5e
-async def ajson(llm, # the agent's chat model
-                messages:list, # the conversation
-                schema:dict, # the output schema (key -> type)
-                component:str, # who replies, for errors
-                limit:float=60, # the call's own time limit, cut to the deadline
-               ) -> dict:
-    "The model's JSON reply, validated (and repaired once) against `schema`, within the time left."
-    t = call_timeout(limit)
-    if t <= 0: raise TimeoutError(f"{component}: no time left for an LLM call")
-    try: reply = await asyncio.wait_for(_json_bound(llm, schema, component).ainvoke(messages), t)
-    except asyncio.TimeoutError: raise TimeoutError(f"{component}: the LLM call took longer than {t:.1f}s") from None
-    try: return validate_llm_response(reply.content, schema, component)  # the usual case: valid, no thread needed
-    except (ValueError, KeyError, TypeError): pass
-    check = asyncio.to_thread(validate_or_repair, reply.content, schema, component,
-                              llm)  # a repair call, if any, is bounded too
-    try: return await asyncio.wait_for(check, max(call_timeout(limit), 0.05))
-    except asyncio.TimeoutError:
-        raise TimeoutError(f"{component}: the repair call took longer than the time left") from None
-
-# %% ../../../nbs/rag/workflows/34_agents.ipynb #3bfac4f2
-def score(v:Any, # a number, or text holding one
-          default:float=0.0) -> float:
-    "`v` as a float between 0 and 1 (a score out of 10 or 100 is scaled down)."
-    try: x = float(str(v).strip().rstrip("%"))
-    except (TypeError, ValueError): return default
-    x = x / 100 if x > 10 else x / 10 if x > 1 else x
-    return round(min(1.0, max(0.0, x)), 3)
-
-# %% ../../../nbs/rag/workflows/34_agents.ipynb #3b5f065f
-async def search(tool, # a LangChain tool
-                 query:str, # what to look for
-                 k:int=5, # how many hits
-                 **extra, # other arguments the tool takes, e.g. filters
-                ) -> list[dict]:
-    "The passages `tool` finds for `query`."
-    names = list(getattr(tool, "args", {}) or {"query": None})
-    args = {"query" if "query" in names else names[0]: query, **({"k": k} if "k" in names else {}),
-            **{a: v for a, v in extra.items() if a in names}}
-    call = {"name": tool.name, "args": args, "id": f"search_{tool.name}", "type": "tool_call"}
-    out = await asyncio.wait_for(tool.ainvoke(call), call_timeout(30))
-    text = str(getattr(out, "content", out))
-    if re.match(rf"(error|tool error|{re.escape(tool.name)} failed)\b", text.strip(),
-                re.I): raise RuntimeError(text[:300])
-    return passages(out)
-
-# %% ../../../nbs/rag/workflows/34_agents.ipynb #0aae4368
-async def search_with_fallback(tools:dict, # tool name -> tool
-                               names:Sequence[str], # tools to try, in order
-                               query:str, k:int=5, **extra,
-                              ) -> tuple[list[dict], Optional[str], list[str]]:
-    "(passages, the tool that answered, errors of the tools that failed) for `query`."
-    errors = []
-    for name in names:
-        if name not in tools: continue
-        try: return await search(tools[name], query, k, **extra), name, errors
-        except Exception as e: errors.append(f"{name}: {type(e).__name__}: {e}")
-    return [], None, errors or [f"none of {list(names)} is available"]
 
 # %% ../../../nbs/rag/workflows/34_agents.ipynb #94852452
 RESEARCH_SCHEMA = {"standalone_question": str, "search_query": str, "keywords": list[str], "metadata_filter": str,
