@@ -279,8 +279,8 @@ def test_make_rag_system_real_provider_needs_key(monkeypatch, tools):
 
 def test_run_that_ignores_its_deadline_is_cut_by_the_system(tools, monkeypatch):
     "Even if every call ignored the deadline, the run stops about a second after its limit, with an error, not an exception."
-    import gaia_mas.rag.workflows.agents as A
-    monkeypatch.setattr(A, "call_timeout", lambda limit: limit)
+    import gaia_mas.rag.workflows.agent_kit as K, gaia_mas.rag.workflows.agents as A
+    for mod in (K, A): monkeypatch.setattr(mod, "call_timeout", lambda limit: limit)
     r = ask(scripted_rag_llm(latency=3), tools, sequential=0.3)
     md = r["metadata"]
     assert md["cut_short"] == ["sequential total time limit (0.3s)"] and "was reached before any answer" in md["error"]
