@@ -19,9 +19,9 @@ if TYPE_CHECKING: import httpx, openai
 
 # %% auto #0
 __all__ = ['log', 'JSON_MODES', 'supported_providers', 'MissingAPIKeyError', 'ClearError', 'MalformedReplyError', 'ReplyCutError',
-           'ContextTooSmall', 'is_local_server', 'server_model', 'server_json_mode', 'context_too_small', 'with_format',
-           'llm_factory', 'repair_prompt', 'invoke_json', 'validate_or_repair', 'make_rate_limiter', 'token_usage',
-           'TokenCounter']
+           'ContextTooSmall', 'is_server_chat', 'is_local_server', 'server_model', 'server_json_mode',
+           'context_too_small', 'with_format', 'llm_factory', 'repair_prompt', 'invoke_json', 'validate_or_repair',
+           'make_rate_limiter', 'token_usage', 'TokenCounter']
 
 # %% ../../nbs/core/03_llm.ipynb #81eeb988
 log = logging.getLogger(__name__)
@@ -58,7 +58,7 @@ def __getattr__(name:str) -> Any:
     from gaia_mas.core import openai_chat
     return getattr(openai_chat, name)
 
-def _is_server_chat(llm:Any) -> bool:
+def is_server_chat(llm:Any) -> bool:
     "Whether `llm` is a `ServerChatOpenAI` (told without loading the OpenAI SDK)."
     return any(c.__name__ == "ServerChatOpenAI" for c in type(llm).__mro__)
 
@@ -191,7 +191,7 @@ def with_format(llm:Any, # a model from `openai_llm_factory` (others are returne
                ) -> Any:
     "`llm` asked for `output_schema`'s JSON; a model that does not repair cut replies gets one its token limit fits."
     base = getattr(llm, "bound", llm)
-    if not _is_server_chat(base): return llm
+    if not is_server_chat(base): return llm
     fit = None if base.repair_cut else base.max_tokens
     return base.bind(response_format=json_schema_format(output_schema, name, fit, choices))
 
@@ -275,7 +275,7 @@ def _text(reply:Any) -> str:
 def _for_json(llm:Any, output_schema:dict, component:str) -> Any:
     "`llm` asked for the schema's JSON format, when it talks to an OpenAI-compatible server and has no format yet."
     base, kw = getattr(llm, "bound", llm), getattr(llm, "kwargs", {})
-    if _is_server_chat(base) and "response_format" not in kw:
+    if is_server_chat(base) and "response_format" not in kw:
         return base.bind(response_format=json_schema_format(output_schema, component))
     return llm
 
