@@ -31,6 +31,7 @@ def run_key(out:str|Path, # the results file
     "A short key for a results file."
     return hashlib.sha1(str(Path(out).resolve()).encode()).hexdigest()[:10]
 
+# %% ../../nbs/gaia/26e_checkpoints.ipynb #3899fb10
 def thread_id_for(task_id:str, # the task
                   key:str="", # the run's key, from `run_key`
                   repeat:int=0, # which repeat of the task (repeat 0 keeps the thread ids of runs without repeats)
@@ -63,6 +64,7 @@ def run_graph(app, # a compiled graph
     inputs = None if mode == "unfinished" else {"question": task["question"], "file": task.get("file")}
     return app.invoke(inputs, config, **({"durability": durability} if app.checkpointer is not None else {}))
 
+# %% ../../nbs/gaia/26e_checkpoints.ipynb #68af5a68
 def forget(app, # a compiled graph
            thread_id:str, # a finished task's thread
            ledger=None, # its `Ledger` (defined below), whose entry goes too

@@ -15,6 +15,7 @@ __all__ = ['GRACE_S', 'QuestionTimeout', 'Deadline', 'VoteStopped', 'Stop', 'Cal
 class QuestionTimeout(BaseException):
     "A question ran out of time; a BaseException, so the agents' error capture lets it through."
 
+# %% ../../nbs/gaia/26d_deadlines.ipynb #b5391cc6
 class Deadline(BaseCallbackHandler):
     "Stops a run at its next step, model call or tool call once `seconds` have passed."
     raise_error = True
@@ -25,9 +26,11 @@ class Deadline(BaseCallbackHandler):
         if time.monotonic() > self.at: raise QuestionTimeout(f"no answer within {self.seconds:g} s")
     on_chain_start = on_chat_model_start = on_llm_start = on_tool_start = check
 
+# %% ../../nbs/gaia/26d_deadlines.ipynb #334edf86
 class VoteStopped(QuestionTimeout):
     "One run of a vote stopped because the vote was decided without it."
 
+# %% ../../nbs/gaia/26d_deadlines.ipynb #51964ed9
 class Stop(BaseCallbackHandler):
     "Stops a run at its next step, model call or tool call once `event` is set."
     raise_error = True
@@ -48,12 +51,12 @@ class CallThreads(BaseCallbackHandler):
     def note(self, *args, **kw): self.seen.add(threading.current_thread())
     on_chat_model_start = on_llm_start = on_tool_start = note
 
+# %% ../../nbs/gaia/26d_deadlines.ipynb #207f11b6
 def _let_go(threads) -> None:
     "Let the interpreter exit without joining these pool threads (one stuck in a call would hold the exit)."
     from concurrent.futures import thread as pool_threads
     queues = getattr(pool_threads, "_threads_queues", {})   # CPython's list of pool threads to join at exit
     for t in threads: queues.pop(t, None)
-
 
 # %% ../../nbs/gaia/26d_deadlines.ipynb #b1d7a003
 def call_within(f:Callable[[], Any], # what to run

@@ -38,6 +38,7 @@ def _handlers(log_file:Path, verbose:bool) -> list[logging.Handler]:
     ch.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     return [fh, ch]
 
+# %% ../../nbs/gaia/26b_logs.ipynb #0fd5f521
 @contextlib.contextmanager
 def run_logging(log_file:str|Path, # the run's log file, written as JSON lines
                 verbose:bool=False, # also print gaia_mas's log records on the console

@@ -21,6 +21,7 @@ def log_path(folder:Path, # where the run's logs go
     "A new log file for a run: FOLDER/STEM-YYYYmmdd-HHMMSS-microseconds-PID.jsonl."
     return Path(folder)/f"{stem}-{datetime.now():%Y%m%d-%H%M%S-%f}-{os.getpid()}.jsonl"
 
+# %% ../../nbs/gaia/26g_session.ipynb #a3b8554c
 def logs_dir(args:argparse.Namespace) -> Path:
     "The run's log folder: logs/ in `--cache-dir`, else in `cache_dir()`."
     return Path(args.cache_dir or cache_dir())/"logs"
@@ -34,6 +35,7 @@ def check_key(configs:dict) -> None:
     try: llm_factory(configs["planner"])
     except MissingAPIKeyError as e: raise MissingAPIKeyError(f"{e} {NO_KEY_HINT}") from None
 
+# %% ../../nbs/gaia/26g_session.ipynb #1464eee8
 def _first_model(configs:dict) -> None:
     "Build the planner's model and check the sandbox, so that a missing key or sandbox stops the command early."
     from gaia_mas.gaia.sandbox import sandbox_mode
@@ -54,8 +56,10 @@ def apply_budget(args:argparse.Namespace) -> Budget:
               f"({budget.timeout:g} s, short replies, no browser); --budget hosted lifts it", file=sys.stderr)
     return budget
 
+# %% ../../nbs/gaia/26g_session.ipynb #56879d58
 def _provider(args:argparse.Namespace) -> str: return "openai" if args.provider == "scripted" else args.provider
 
+# %% ../../nbs/gaia/26g_session.ipynb #fdccd900
 def configs_of(args:argparse.Namespace, # parsed options, see `add_model_options` and `add_budget_option`
                budget:Budget, # the question's budget, from `apply_budget`
               ) -> dict:
@@ -64,6 +68,7 @@ def configs_of(args:argparse.Namespace, # parsed options, see `add_model_options
     from gaia_mas.gaia.config import parse_max_tokens
     return agent_configs(_provider(args), args.model, args.base_url, budget, parse_max_tokens(getattr(args, "max_tokens", None)))
 
+# %% ../../nbs/gaia/26g_session.ipynb #3c0763f2
 def _served_model(args:argparse.Namespace, base:Optional[str]) -> str:
     "The model a --base-url or OPENAI_BASE_URL server says it serves, when no --model was given; else gpt-4o-mini."
     from gaia_mas.core.llm import server_model
