@@ -8,6 +8,7 @@ __all__ = ['quarto_mermaid']
 # %% ../../nbs/core/09_docs.ipynb #c3dd242b
 def _quartoize(text): return text.replace("```mermaid\n", "```{mermaid}\n")
 
+# %% ../../nbs/core/09_docs.ipynb #99d57b14
 def quarto_mermaid(cell):
     "nbdev processor: make the cell's mermaid blocks, in its source or its markdown outputs, Quarto diagrams."
     if cell.cell_type == "markdown": cell.source = _quartoize(cell.source)

@@ -24,6 +24,7 @@ def json_schema_format(output_schema:dict, # the agent's output schema
         schema["properties"][key] = {"type": "string", "pattern": only} if isinstance(only, str) else {"enum": list(only)}
     return schema_format(schema, name, fit)
 
+# %% ../../nbs/core/03a_formats.ipynb #2e6ee172
 def schema_format(schema:dict, # a JSON Schema
                   name:str, # its name
                   fit:Optional[int]=None, # a token limit the whole reply must fit, see `fit_schema`
@@ -50,6 +51,7 @@ def _shape(s:dict, items:int) -> tuple[int, int]:
                     2 + _GAP + sum(f + len(json.dumps(k)) + 2 + 2 * _GAP for k, (_, f) in parts.items()))
     return 0, 24  # a number, a boolean or null
 
+# %% ../../nbs/core/03a_formats.ipynb #01adefa9
 def _bounded(s:dict, chars:int, items:int) -> dict:
     "`s` with each free string at most `chars` long and each list at most `items` long."
     if "anyOf" in s: return {**s, "anyOf": [_bounded(o, chars, items) for o in s["anyOf"]]}
@@ -59,6 +61,7 @@ def _bounded(s:dict, chars:int, items:int) -> dict:
         case "object": return {**s, "properties": {k: _bounded(v, chars, items) for k, v in s["properties"].items()}}
     return s
 
+# %% ../../nbs/core/03a_formats.ipynb #8f2ce5e6
 def fit_schema(schema:dict, # a JSON Schema of a reply
                max_tokens:int, # the reply's token limit
                items:int=1, # most items of each list

@@ -37,6 +37,7 @@ def _loader():
             return super().compose_node(parent, index)
     return BoundedLoader
 
+# %% ../../nbs/core/04a_guards.ipynb #8f513ed2
 def load_front_matter(text:str, # the YAML between the --- lines
                      ) -> dict:
     "The front matter as a dict: aliases refused, size capped, a mapping required."
@@ -60,6 +61,7 @@ def _cap(v, depth:int=0):
     s = v if isinstance(v, str) else json.dumps(v, default=str, ensure_ascii=False)[:MAX_VALUE + 1]
     return s if len(s) <= MAX_VALUE else s[:MAX_VALUE - 1] + "…"
 
+# %% ../../nbs/core/04a_guards.ipynb #f41b7c90
 def cap_metadata(meta:dict, # metadata from a document, a sidecar or a request
                 ) -> dict:
     "The metadata with at most MAX_FIELDS fields, short names, and values bounded in size."
@@ -90,6 +92,7 @@ def check_office(path:str|Path, # an Office file (a zip archive)
             raise UnsafeDocument(f"{name}: member {i.filename!r} unpacks {ratio} times its size "
                                  f"(limit {MAX_RATIO}); a zip bomb is refused unread")
 
+# %% ../../nbs/core/04a_guards.ipynb #310eecc9
 def check_file(path:str|Path) -> None:
     "The checks a file gets before any parser opens it (today: the zip members of Office files)."
     if Path(path).suffix.lower() in OFFICE_TYPES: check_office(path)
@@ -103,6 +106,7 @@ def _refuse_kind(mode:int, name:str) -> None:
     for test, kind in _NOT_REGULAR:
         if test(mode): raise UnsafeDocument(f"{name} is {kind}, not a regular file; it was not read")
 
+# %% ../../nbs/core/04a_guards.ipynb #fd6c7b74
 def check_regular(path:str|Path, # the file about to be read (links are followed)
                   max_bytes:Optional[int]=None, # the largest size accepted; any when None
                  ) -> os.stat_result:
@@ -114,6 +118,7 @@ def check_regular(path:str|Path, # the file about to be read (links are followed
                              f"{max_bytes / 2**20:,.0f} MiB; it was not read")
     return st
 
+# %% ../../nbs/core/04a_guards.ipynb #42820070
 def read_head(path:str|Path, # a regular file
               size:int=4096, # how many bytes, at most
              ) -> bytes:
@@ -134,6 +139,7 @@ class Budget:
     cpu_seconds: int = 240  # CPU time
     memory_mb: int = 1536  # address space beyond what the worker holds once started
 
+# %% ../../nbs/core/04a_guards.ipynb #5e144b41
 def _init_worker(memory_mb:int, warm:Sequence[str]) -> None:
     "Worker start-up: it ends with its parent; single-threaded numeric libraries, `warm` imported, then the memory limit."
     import importlib, resource
@@ -146,6 +152,7 @@ def _init_worker(memory_mb:int, warm:Sequence[str]) -> None:
     limit = vms + memory_mb * 2**20
     resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
 
+# %% ../../nbs/core/04a_guards.ipynb #e8ff2c55
 def _bounded_call(fn:Callable, args:tuple, cpu_seconds:int):
     "Call `fn(*args)` with this call's CPU time limited (the soft limit set relative to the CPU used so far)."
     import resource
@@ -164,6 +171,7 @@ def _bare_main():
     try: yield
     finally: sys.modules["__main__"] = main
 
+# %% ../../nbs/core/04a_guards.ipynb #02d0d485
 def _stop_pool(pool:cf.ProcessPoolExecutor) -> None:
     "Kill a worker pool's processes (one may be stuck in a parser) and wait for them."
     for p in list((getattr(pool, "_processes", None) or {}).values()):
@@ -171,6 +179,7 @@ def _stop_pool(pool:cf.ProcessPoolExecutor) -> None:
         except Exception: pass
     pool.shutdown(wait=True, cancel_futures=True)
 
+# %% ../../nbs/core/04a_guards.ipynb #caa8db77
 class Isolated:
     "Calls in a worker process under a `Budget`; one that overruns raises `UnsafeDocument`; the worker is replaced."
     def __init__(self, budget:Optional[Budget]=None, # the per-call budget

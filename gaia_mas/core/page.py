@@ -16,6 +16,7 @@ __all__ = ['COLORS', 'CSS', 'Raw', 'esc', 'pct', 'cut', 'page', 'section', 'card
 class Raw(str):
     "HTML that is already built and escaped: the page's parts insert it as it is."
 
+# %% ../../nbs/core/06_page.ipynb #78e3d49d
 def esc(x:Any, # text to show, or `Raw` HTML
        ) -> str:
     "`x` as HTML text (None as nothing); `Raw` HTML unchanged."
@@ -28,6 +29,7 @@ def pct(x:Optional[float], # a share from 0 to 1, or None
     "The share as a percentage with one decimal; `n/a` for None."
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
+# %% ../../nbs/core/06_page.ipynb #b67c25c9
 def cut(x:Any, # text, or None
         n:int=14, # the most characters shown
        ) -> str:
@@ -93,6 +95,7 @@ class Cell:
         sub = f'<div class="sub">{esc(self.sub)}</div>' if self.sub else ""
         return f"<{tag}{attrs}>{esc(self.content)}{sub}</{tag}>"
 
+# %% ../../nbs/core/06_page.ipynb #de0f8c3d
 def table(head:Sequence, # the header cells
           rows:Iterable[Sequence], # each row's cells: values or `Cell`s
          ) -> Raw:
@@ -126,6 +129,7 @@ def _bar(b:Bar, y:float, width:float, h:int=14) -> str:
         out += f'<path d="{d}" stroke="#111" stroke-width="1.5"/>'
     return out
 
+# %% ../../nbs/core/06_page.ipynb #5fd70a4b
 def range_bars(groups:Sequence[tuple[str, Sequence[Bar]]], # (label, bars) per group
                width:int=360, # the length of a share of 1
                label:str="bar chart", # what the chart shows, for screen readers

@@ -25,6 +25,7 @@ def pg_bin_dir() -> Optional[Path]:
         if (root/name/"bin"/"postgres").exists() and list((root/name).rglob("vector.control")): return root/name/"bin"
     return None
 
+# %% ../../nbs/core/07_pg_server.ipynb #1c67164d
 def pg_missing() -> Optional[str]:
     "Why no PostgreSQL with pgvector can be started here, or None when one can."
     if settings().test_pg_url or pg_bin_dir() is not None: return None
@@ -48,6 +49,7 @@ def _demote():
         return fn, pw.pw_uid, pw.pw_gid
     raise RuntimeError("running as root and no 'postgres' or 'nobody' user to run PostgreSQL as")
 
+# %% ../../nbs/core/07_pg_server.ipynb #4eafa431
 def _shared_tmp() -> Path:
     "A temp root that every user can traverse: /var/tmp or /tmp, else the default temp dir."
     for d in ("/var/tmp", "/tmp"):
@@ -62,11 +64,13 @@ def _can_run(exe:Path, demote) -> bool:
                               preexec_fn=demote).returncode == 0
     except (OSError, subprocess.SubprocessError): return False
 
+# %% ../../nbs/core/07_pg_server.ipynb #695748ce
 def _safe_cache(path:Path) -> bool:
     "A cache folder we may trust: owned by us and not writable by group or others."
     st = os.lstat(path)
     return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
+# %% ../../nbs/core/07_pg_server.ipynb #adab50ad
 def _cache_root() -> Path:
     "The folder holding readable copies of the wheel's binaries, made and checked."
     base = _shared_tmp()/f"gaia_mas_pgserver-{os.geteuid()}"
@@ -85,6 +89,7 @@ def _world_readable(root:Path) -> None:
             p = os.path.join(d, f)
             if not os.path.islink(p): os.chmod(p, 0o755 if os.stat(p).st_mode & stat.S_IXUSR else 0o644)
 
+# %% ../../nbs/core/07_pg_server.ipynb #de714840
 def _readable_copy(bindir:Path) -> Path:
     "The wheel's `pginstall*` tree holding `bindir` copied once to a world-readable cache folder; its bin folder."
     from importlib.metadata import PackageNotFoundError, version
@@ -114,6 +119,7 @@ def _initdb(bindir:Path, data:Path, demote, env:dict, timeout:float) -> None:
                         "--no-sync"], capture_output=True, timeout=timeout, preexec_fn=demote, env=env)
     if r.returncode: raise RuntimeError(f"initdb failed ({r.returncode}): {r.stderr.decode(errors='replace')[-2000:]}")
 
+# %% ../../nbs/core/07_pg_server.ipynb #c3b89d61
 def _launch(bindir:Path, data:Path, port:int, listen:str, max_connections:int, log, demote, env:dict
            ) -> subprocess.Popen:
     "The server on `port` of the `listen` addresses, its socket folder beside `data`, tuned for throwaway data."
@@ -134,6 +140,7 @@ def _wait_ready(proc:subprocess.Popen, port:int, logfile:Path, deadline:float) -
             raise RuntimeError(f"PostgreSQL did not start: {logfile.read_text(errors='replace')[-2000:]}")
         time.sleep(0.1)
 
+# %% ../../nbs/core/07_pg_server.ipynb #66168622
 def _stop(proc:Optional[subprocess.Popen]) -> None:
     "A fast shutdown (SIGINT), or a kill if that takes over 30 seconds."
     if proc is None or proc.poll() is not None: return

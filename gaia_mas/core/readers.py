@@ -42,6 +42,7 @@ def decode_text(data:bytes, # the file's bytes
     try: return data.decode("utf-8-sig")
     except UnicodeDecodeError: return data.decode("cp1252", errors="replace")
 
+# %% ../../nbs/core/04_readers.ipynb #79357e45
 def plain_text(path:str|Path) -> str:
     "The text of a text, code, CSV or JSON file; JSON pretty-printed; a binary file is refused once its first 4 KB are read."
     with open(path, "rb") as f:
@@ -87,6 +88,7 @@ def bounded_timeout(limit:float, # the call's own time-out, in seconds
     if left <= 0: raise ToolUnavailable("the question is out of time; give the best answer you have")
     return left
 
+# %% ../../nbs/core/04_readers.ipynb #819542b4
 def ocr_image(img, # a PIL image
              ) -> str:
     "The text in `img`, read by the tesseract command; `ToolUnavailable` if tesseract is not installed."
@@ -99,6 +101,7 @@ def ocr_image(img, # a PIL image
                            timeout=bounded_timeout(120))
     return p.stdout.strip()
 
+# %% ../../nbs/core/04_readers.ipynb #298b8040
 def _page_text(page) -> str:
     "A PDF page's text layer, or its OCR'd text when it has none."
     text = page.get_textpage().get_text_bounded().replace("\r\n", "\n").strip()
@@ -106,6 +109,7 @@ def _page_text(page) -> str:
     try: return "[scanned page, read by OCR]\n" + ocr_image(page.render(scale=300 / 72).to_pil())
     except ToolUnavailable as e: return f"[scanned page with no text layer; {e}]"
 
+# %% ../../nbs/core/04_readers.ipynb #eac7eabe
 def pdf_text(path:str|Path, # the PDF
              pages:str="", # which pages, e.g. '2-5'; all when empty
             ) -> str:
@@ -126,6 +130,7 @@ def _local_nlp():
         nlp = spacy.blank("en"); nlp.add_pipe("sentencizer")
         return nlp
 
+# %% ../../nbs/core/04_readers.ipynb #1f7102ac
 @functools.cache
 def unstructured_offline():
     "Import unstructured with telemetry off and its language model made local, so it never downloads."
@@ -136,6 +141,7 @@ def unstructured_offline():
     else: log.warning("unstructured.nlp.tokenize has no _get_nlp; it may try to download a spaCy model")
     return tokenize
 
+# %% ../../nbs/core/04_readers.ipynb #e57ef1b1
 def partition(kind:str, # 'docx', 'pptx' or 'xlsx'
               path:str|Path|io.BytesIO, # the file, or its bytes already read
               **kw, # passed on to unstructured's partition function
@@ -152,6 +158,7 @@ def table_rows(html:str) -> list[list[str]]:
     return [[c.text_content().strip() for c in tr.xpath("./td|./th")]
             for tr in lxml_html.fromstring(html).xpath("//tr")]
 
+# %% ../../nbs/core/04_readers.ipynb #9cc0459a
 def element_text(e) -> str:
     "One unstructured element as text."
     html = getattr(e.metadata, "text_as_html", None)
@@ -170,6 +177,7 @@ def _slide_notes(path) -> list[str]:
     prs = pptx.Presentation(path if hasattr(path, "read") else str(path))
     return [s.notes_slide.notes_text_frame.text.strip() if s.has_notes_slide else "" for s in prs.slides]
 
+# %% ../../nbs/core/04_readers.ipynb #b9e4bc3e
 def pptx_text(path:str|Path, # the .pptx file
               slides:str="", # which slides, e.g. '2-4'; all when empty
              ) -> str:
@@ -193,6 +201,7 @@ def _sheet_tables(path, sheet:str) -> list[tuple[str, list[list[str]]]]:
     if sheet and sheet not in names: raise ValueError(f"no sheet {sheet!r}; the sheets are {names}")
     return [(n, rows) for n, rows in tables if not sheet or n == sheet]
 
+# %% ../../nbs/core/04_readers.ipynb #3a9a948a
 def _sheet_text(path, sheet:str, rows:str) -> str:
     "The chosen rows of each sheet, from unstructured's tables."
     out = []
@@ -218,11 +227,13 @@ def _fill(cell) -> str:
     c = f.fgColor
     return str(c.rgb)[-6:] if c.type == "rgb" else f"theme{c.theme}" if c.type == "theme" else f"indexed{c.indexed}"
 
+# %% ../../nbs/core/04_readers.ipynb #d3784793
 def _held_cells(ws) -> list:
     "The cells a worksheet really holds, in row order; not every coordinate of its grid."
     held = getattr(ws, "_cells", None)  # openpyxl's store of parsed cells; iterating ws[r] would build every empty one
     return [c for _, c in sorted(held.items())] if held is not None else [c for row in ws.iter_rows() for c in row]
 
+# %% ../../nbs/core/04_readers.ipynb #6256f50f
 def _cell_grid(path, sheet:str, rows:str) -> str:
     "Each non-empty cell as 'A1=value [fill RRGGBB]', a line per row, from openpyxl."
     import openpyxl

@@ -24,12 +24,14 @@ class Range:
     lo: Optional[float] = None # the smallest value allowed, or None
     hi: Optional[float] = None # the largest value allowed, or None
 
+# %% ../../nbs/core/02_schema.ipynb #df8e8ab3
 def split_annotated(t) -> tuple:
     "The type inside `Annotated[...]` and its `Range` (or None)."
     if get_origin(t) is not Annotated: return t, None
     base, *meta = get_args(t)
     return base, next((m for m in meta if isinstance(m, Range)), None)
 
+# %% ../../nbs/core/02_schema.ipynb #de96bc59
 def typeddict_fields(t) -> dict:
     "The keys and value types of a `TypedDict` class, `Annotated` bounds kept."
     return get_type_hints(t, include_extras=True)
@@ -49,11 +51,13 @@ def _type_to_json(t) -> dict:
     if rng and rng.hi is not None: js["maximum"] = rng.hi
     return js
 
+# %% ../../nbs/core/02_schema.ipynb #bfebcde3
 def _object_schema(fields:dict) -> dict:
     "A strict object: every key required, no other key allowed."
     props = {k: _type_to_json(t) for k, t in fields.items()}
     return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
+# %% ../../nbs/core/02_schema.ipynb #c579d1be
 def schema_to_json_schema(output_schema:dict, # key -> Python type, as in `PLANNER_OUTPUT_SCHEMA`
                           name:str="reply", # name given to the schema
                          ) -> dict:
@@ -88,6 +92,7 @@ def _json_candidates(text:str):
     i, j = text.find("{"), text.rfind("}")
     if -1 < i < j: yield text[i:j+1]
 
+# %% ../../nbs/core/02_schema.ipynb #1e1c3f97
 def enforce_json_response(response:Any, # an LLM reply: a dict, a string, or an AIMessage
                           component:str, # who replied, for the error message
                          ) -> dict:
@@ -115,6 +120,7 @@ _BOOLS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0"
 def _bad(component, key, want, value):
     return TypeError(f"{component}: key {key!r} must be {want}, got {str(value)[:100]!r}")
 
+# %% ../../nbs/core/02_schema.ipynb #e9ebb222
 def _number(value, t, key, component):
     "`value` as an `int` or a `float`; numeric strings accepted, nothing else."
     want = "an integer" if t is int else "a number"
@@ -124,6 +130,7 @@ def _number(value, t, key, component):
     if not math.isfinite(x) or (t is int and x != int(x)): raise _bad(component, key, want, value)
     return int(x) if t is int else float(x)
 
+# %% ../../nbs/core/02_schema.ipynb #a052c7ad
 def _boolean(value, key, component):
     "`value` as a `bool`: true/false, yes/no, 1/0 accepted."
     if isinstance(value, bool): return value
@@ -139,6 +146,7 @@ def _clamp(x, rng, key, component):
     log.info("%s: key %r is %s, outside [%s, %s]; clamped", component, key, x, rng.lo, rng.hi)
     return type(x)(min(max(x, lo), hi))
 
+# %% ../../nbs/core/02_schema.ipynb #15d12e70
 def _typed_dict(value, t, key, component):
     "`value` checked against the `TypedDict` class `t`, key by key; extra keys dropped."
     if isinstance(value, str):
@@ -173,6 +181,7 @@ def _coerce(value, t, key, component):
         return "" if value is None else str(value)
     return value
 
+# %% ../../nbs/core/02_schema.ipynb #bbf330c3
 def validate_llm_response(response:Any, # the LLM reply
                           expected_fields:Iterable[str]|dict, # the schema's keys, or the schema itself
                           component:str, # who replied, for error messages

@@ -20,6 +20,7 @@ OLD_NAMES = {"GAIA_MAS_CACHE_DIR": "GAIA_MAS_CACHE"}  # an old variable -> its n
 
 def _default_cache() -> Path: return Path(os.environ.get("XDG_CACHE_HOME") or Path.home()/".cache")/"gaia_mas"
 
+# %% ../../nbs/core/01_settings.ipynb #63a69597
 def _var(default:Any=None, # the value when the variable is unset
          help:str="", # one line: what the setting does
          env:Optional[str]=None, # its variable, when not GAIA_MAS_<FIELD>
@@ -117,10 +118,12 @@ def env_names(field:str, # a field of `Settings`
     a = Settings.model_fields[field].validation_alias
     return list(a.choices) if a else [f"GAIA_MAS_{field.upper()}"]
 
+# %% ../../nbs/core/01_settings.ipynb #3628d3a0
 def _field_of(name:str) -> Optional[str]:
     "The field that a variable name (or a field name) belongs to."
     return next((f for f in Settings.model_fields if name.lower() in [f, *map(str.lower, env_names(f))]), None)
 
+# %% ../../nbs/core/01_settings.ipynb #7eeff496
 def _bad_values(e:ValidationError) -> str:
     "One line for the bad variables: each name, its problem and the fix (the values stay out: they may be keys)."
     def var(loc): f = _field_of(str(loc)); return next((n for n in env_names(f) if os.environ.get(n)), loc) if f else loc
@@ -144,6 +147,7 @@ def _read() -> Settings:
         warnings.warn_explicit(f"{old} is an old name: set {OLD_NAMES[old]} instead", FutureWarning, "the environment", 0)
     return s
 
+# %% ../../nbs/core/01_settings.ipynb #106ccaa3
 def settings() -> Settings:
     "The settings in effect: read again from the environment whenever one of their variables changed."
     global _last
@@ -157,6 +161,7 @@ def reveal(key:Optional[SecretStr], # a key from `settings()`, or None
     "The key's text, for the one call that sends it; None when it is unset."
     return key.get_secret_value() if key else None
 
+# %% ../../nbs/core/01_settings.ipynb #fb012791
 def default_of(field:str) -> Any:
     "The default of a setting (not its value now)."
     return Settings.model_fields[field].get_default(call_default_factory=True)
@@ -230,6 +235,7 @@ def setting_source(field:str, # a field of `Settings`
             return f"{n} (old name of {names[0]})" if n in OLD_NAMES else n
     return "default"
 
+# %% ../../nbs/core/01_settings.ipynb #ea765e8f
 def _shown(v:Any) -> str:
     "A value as `gaia-mas config` shows it: keys masked, URL passwords redacted, lists comma-separated."
     if isinstance(v, SecretStr): return "**********" if v.get_secret_value() else ""
@@ -238,6 +244,7 @@ def _shown(v:Any) -> str:
     if isinstance(v, bool): return str(v).lower()
     return "" if v is None else redact(str(v))
 
+# %% ../../nbs/core/01_settings.ipynb #75e64bd6
 def _default_text(fi:Any) -> str:
     "A field's default as the README shows it."
     if shown := (fi.json_schema_extra or {}).get("shown"): return shown
@@ -251,6 +258,7 @@ def config_rows() -> list[dict]:
     return [dict(variable=env_names(f)[0], value=_shown(getattr(s, f)), source=setting_source(f),
                  default=_default_text(fi), help=fi.description) for f, fi in Settings.model_fields.items()]
 
+# %% ../../nbs/core/01_settings.ipynb #0cfd70db
 def config_text(rows:list[dict], # from `config_rows`
                ) -> str:
     "The settings as `gaia-mas config` prints them: one line each, VARIABLE = value (where it came from)."

@@ -20,6 +20,7 @@ def private_dir(path:str|Path, # a folder
     if not path.is_dir(): path.mkdir(mode=0o700, parents=True, exist_ok=True)
     return path
 
+# %% ../../nbs/core/08_stores.ipynb #3750bce8
 def private_file(path:str|Path, # a file about to hold documents, sessions, logs or checkpoints
                 ) -> Path:
     "`path`, created empty and 0600 (its folder by `private_dir`) if it does not exist; an existing file is untouched."
@@ -39,6 +40,7 @@ def sqlite_module():
                           "pip install pysqlite3-binary") from None
     return mod
 
+# %% ../../nbs/core/08_stores.ipynb #1f01b357
 def connect_sqlite(path:str|Path, # the database file, or ":memory:"
                    timeout:float=30, # seconds to wait for another writer
                    readonly:bool=False, # open an existing file read-only (never created)
@@ -63,6 +65,7 @@ CHECKPOINT_TYPES: tuple[tuple[str, str], ...] = ()  # the project's own types a 
 class UnsafeCheckpoint(ValueError):
     "A stored checkpoint that names a type the project does not store: refused, nothing of it is run."
 
+# %% ../../nbs/core/08_stores.ipynb #fa014df4
 _seen = threading.local()  # the refusals of the checkpoint being read in this thread
 
 def _on_serde_event(event:dict) -> None:
@@ -87,6 +90,7 @@ def _strict_serializer() -> type:
             return value
     return StrictSerializer
 
+# %% ../../nbs/core/08_stores.ipynb #d96ed6ad
 def checkpoint_serde() -> Any:
     "The serializer of every checkpointer: LangGraph's safe types and `CHECKPOINT_TYPES` only, `UnsafeCheckpoint` else."
     return _strict_serializer()(allowed_msgpack_modules=CHECKPOINT_TYPES or None)
@@ -97,6 +101,7 @@ def _migrated(saver:Any, e:Exception) -> None:
     if "duplicate column name" not in str(e): raise e
     saver.is_setup = True
 
+# %% ../../nbs/core/08_stores.ipynb #bb0910ed
 def sqlite_checkpointer(path:str|Path, # the checkpoints' SQLite file
                        ) -> Any:
     "LangGraph's `SqliteSaver` on `path`: opened by `connect_sqlite`, `checkpoint_serde`, WAL, tables made."
@@ -108,6 +113,7 @@ def sqlite_checkpointer(path:str|Path, # the checkpoints' SQLite file
     except sqlite_module().OperationalError as e: _migrated(saver, e)
     return saver
 
+# %% ../../nbs/core/08_stores.ipynb #b8c1e21c
 async def async_sqlite_checkpointer(conn:Any, # an open connection from `connect_sqlite_async`
                                    ) -> Any:
     "LangGraph's `AsyncSqliteSaver` on `conn`, with `checkpoint_serde`, its tables made."

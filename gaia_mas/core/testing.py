@@ -26,6 +26,7 @@ def _to_ai(reply, messages) -> AIMessage:
     if isinstance(reply, dict): return AIMessage(content=json.dumps(reply))
     return AIMessage(content=str(reply))
 
+# %% ../../nbs/core/05_testing.ipynb #e7a66fc6
 def _usage(messages, msg) -> dict:
     "Rough token counts: four characters a token."
     n_in = sum(len(str(m.content)) for m in messages) // 4 + 1
@@ -75,6 +76,7 @@ def _pieces(text:str, words:int=3) -> list[str]:
     ws = re.findall(r"\s*\S+\s*", text) or [text]
     return ["".join(ws[i:i + words]) for i in range(0, len(ws), words)]
 
+# %% ../../nbs/core/05_testing.ipynb #8df4cb7a
 def _chunk(msg:AIMessage, piece:str, first:bool, last:bool, name:str) -> AIMessageChunk:
     "One streamed piece of `msg`: tool calls ride on the first, usage and the model name on the last."
     calls = [{"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i} for i,

@@ -25,6 +25,7 @@ def _respond(state:GraphState, sender:str, content:str, step_id:Optional[int]=No
     "`state` with the agent's response to the orchestrator appended."
     return send_message(state, compose_agent_message(sender, "orchestrator", "response", content, step_id))
 
+# %% ../../nbs/gaia/21_agents.ipynb #b774e664
 def _conversation(state:GraphState, agent:str, **kw) -> list:
     "The agent's conversation with the orchestrator as LangChain messages."
     return convert_agent_messages_to_langchain(get_agent_conversation(state, agent, **kw))

@@ -68,6 +68,7 @@ class Mermaid:
     def _repr_markdown_(self) -> str: return f"```mermaid\n{self.source}\n```"
     def __repr__(self) -> str: return self.source
 
+# %% ../../nbs/gaia/29_app.ipynb #5fbd707e
 def graph_mermaid(app, # a compiled graph
                   xray:bool=False, # also draw the subgraphs inside the nodes
                  ) -> Mermaid:
@@ -79,12 +80,14 @@ def _chromium() -> Optional[str]:
     "The browser mermaid-cli should drive."
     return settings().chromium or shutil.which("chromium") or shutil.which("chromium-browser")
 
+# %% ../../nbs/gaia/29_app.ipynb #6c2a4ede
 def mmdc_path() -> Optional[str]:
     "mermaid-cli: the project's tools/mcp/node_modules/.bin/mmdc, else `mmdc` on PATH."
     import gaia_mas
     local = Path(gaia_mas.__file__).resolve().parent.parent/"tools"/"mcp"/"node_modules"/".bin"/"mmdc"
     return str(local) if local.exists() else shutil.which("mmdc")
 
+# %% ../../nbs/gaia/29_app.ipynb #df4f9edb
 def _mmdc_png(source:str, path:Path, mmdc:str, chrome:str) -> None:
     "Render `source` to `path` with mermaid-cli."
     with tempfile.TemporaryDirectory() as d:
@@ -94,6 +97,7 @@ def _mmdc_png(source:str, path:Path, mmdc:str, chrome:str) -> None:
         subprocess.run([mmdc, "-i", src, "-o", path, "-p", cfg, "-b", "white", "-s", "2"], check=True,
                        capture_output=True, timeout=120)
 
+# %% ../../nbs/gaia/29_app.ipynb #a9f74685
 def graph_dot(graph) -> str:
     "Graphviz source for a LangGraph `Graph`; conditional edges are dashed."
     edges = [f'  "{e.source}" -> "{e.target}"{" [style=dashed]" if e.conditional else ""};' for e in graph.edges]
@@ -118,10 +122,12 @@ def _short(x:Any, n:int=160) -> str:
     s = " ".join(str(x).split())
     return s if len(s) <= n else s[:n - 1] + "…"
 
+# %% ../../nbs/gaia/29_app.ipynb #72845106
 def _call_text(tc:dict) -> str:
     "A tool call as `name(arg=value, ...)`, shortened."
     return f"{tc['name']}({_short(', '.join(f'{k}={v!r}' for k, v in tc['args'].items()), 100)})"
 
+# %% ../../nbs/gaia/29_app.ipynb #6b647efb
 def _tool_lines(node:str, update:dict) -> list[str]:
     "A line for each tool call and each tool result in a subgraph update."
     lines = []
@@ -142,6 +148,7 @@ def _agent_line(node:str, update:dict, last:dict) -> str:
         return f"researcher, step {i + 1}: {_short(update['research_results'][i])}"
     return f"{node}: {_short(last['content'])}"
 
+# %% ../../nbs/gaia/29_app.ipynb #aaad3f09
 def describe_update(namespace:tuple, # () for the main graph, else the subgraph's path
                     node:str, # the node that ran
                     update:Any, # for a subgraph, what the node returned; for the main graph, the state after it
@@ -188,6 +195,7 @@ def key_problem(provider:str, # the chosen provider
     return ("OPENAI_API_KEY is not set. Export it, or give the base URL of an OpenAI-compatible server "
             "(e.g. http://127.0.0.1:11434/v1 for Ollama), or choose the scripted provider (no key, no network).")
 
+# %% ../../nbs/gaia/29_app.ipynb #071eec5e
 def default_provider() -> str:
     "openai when it can run, else scripted."
     return "scripted" if key_problem("openai") else "openai"
@@ -195,6 +203,7 @@ def default_provider() -> str:
 # %% ../../nbs/gaia/29_app.ipynb #184746bb
 def _task_label(t:dict) -> str: return f"L{t['level']} {t['task_id'][:8]}  {_short(t['question'], 70)}"
 
+# %% ../../nbs/gaia/29_app.ipynb #504eea01
 class GaiaWidget:
     """ipywidgets controls that answer one question at a time, showing each step as it happens.
 
@@ -262,6 +271,7 @@ def _picker(self:GaiaWidget):
         w.add_class(f"gaia-{name}")
     self.task_pick.observe(lambda ch: self.pick(ch["new"]), "value")
 
+# %% ../../nbs/gaia/29_app.ipynb #065d1612
 @patch
 def _outputs(self:GaiaWidget):
     "The status line, the progress log and the results."
@@ -269,6 +279,7 @@ def _outputs(self:GaiaWidget):
     self.status, self.progress, self.answer, self.verdict, self.trace = (W.HTML() for _ in range(5))
     self.answer.add_class("gaia-answer"); self.progress.add_class("gaia-progress")
 
+# %% ../../nbs/gaia/29_app.ipynb #b2fb8cd0
 @patch
 def _layout(self:GaiaWidget):
     "All the widgets, in reading order."
@@ -289,6 +300,7 @@ def say(self:GaiaWidget, text:str, # the message
     "Show `text` on the status line."
     self.status.value = f'<div style="color:{_COLORS[kind]}">{html.escape(text)}</div>'
 
+# %% ../../nbs/gaia/29_app.ipynb #6b24187c
 @patch
 def check_key(self:GaiaWidget):
     "Say on the status line whether the chosen provider lacks its API key."
@@ -306,6 +318,7 @@ def load(self:GaiaWidget, path:str|Path, # a GAIA metadata.jsonl, or its folder
     self.task_pick.options = [("(none: type a question)", None)] + [(_task_label(t), t["task_id"]) for t in tasks]
     self.say(f"Loaded {len(tasks)} tasks from {path}.")
 
+# %% ../../nbs/gaia/29_app.ipynb #4e115200
 @patch
 def pick(self:GaiaWidget, task_id:Optional[str], # a loaded task's id; None to type a question instead
         ):
@@ -324,6 +337,7 @@ def attachment(self:GaiaWidget) -> Optional[str]:
         return str(path)
     return self.attach_path.value.strip() or None
 
+# %% ../../nbs/gaia/29_app.ipynb #7cf215a5
 @patch
 def request(self:GaiaWidget) -> dict:
     "The inputs, read once when a run starts."
@@ -337,6 +351,7 @@ def _event_loop():
     try: return asyncio.get_running_loop()
     except RuntimeError: return asyncio.get_event_loop()
 
+# %% ../../nbs/gaia/29_app.ipynb #a80e205b
 @patch
 def start(self:GaiaWidget):
     "Start a run of the current question (the Run button)."
@@ -348,6 +363,7 @@ def start(self:GaiaWidget):
     if req["file"]: self.add_lines([f"attached file: {req['file']}"])
     self.task = _event_loop().create_task(self._run(req))
 
+# %% ../../nbs/gaia/29_app.ipynb #4e764393
 @patch
 def stop(self:GaiaWidget):
     "Cancel the run in progress (the Stop button)."
@@ -362,6 +378,7 @@ def _begin(self:GaiaWidget):
     self.run_button.disabled, self.stop_button.disabled = True, False
     self.say(f"Running with {self.provider.value}…")
 
+# %% ../../nbs/gaia/29_app.ipynb #0487fffa
 @patch
 def add_lines(self:GaiaWidget, lines:list[str]):
     "Add progress lines to the log."
@@ -426,6 +443,7 @@ class ReportFrame:
         style = f"width:100%;height:{self.height}px;border:1px solid #ddd"
         return f'<iframe srcdoc="{html.escape(self.page)}" style="{style}"></iframe>'
 
+# %% ../../nbs/gaia/29_app.ipynb #6590bc2f
 def show_report(*results:str|Path, # results files; the first is the baseline of a comparison
                 gold:Optional[str|Path]=None, # the task file with the gold answers (default: the records' own)
                 height:int=700, # the frame's height in pixels

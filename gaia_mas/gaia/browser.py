@@ -131,6 +131,7 @@ async def aclose(self:MCPSession):
         self._session = self._task = self._stop = None
     await on_mcp_loop(_close())
 
+# %% ../../nbs/gaia/17_browser.ipynb #a6bc04f6
 @patch
 def close(self:MCPSession):
     "Close the session from sync code."
@@ -251,6 +252,7 @@ def playwright_mcp_path() -> Optional[str]:
     local = Path(gaia_mas.__file__).resolve().parent.parent/"tools"/"mcp"/"node_modules"/".bin"/"playwright-mcp"
     return str(local) if local.exists() else shutil.which("playwright-mcp")
 
+# %% ../../nbs/gaia/17_browser.ipynb #d20d6869
 def chromium_path() -> Optional[str]:
     "The chromium to drive: `CHROMIUM`, else chromium or chromium-browser on PATH."
     return settings().chromium or shutil.which("chromium") or shutil.which("chromium-browser")
@@ -305,6 +307,7 @@ def start(self:LocalBrowser, timeout:float=30, # seconds to wait for the server 
     why = log_tail.strip() or "no output"
     raise RuntimeError(f"the browser's MCP server did not start within {timeout:.0f} s: {why}")
 
+# %% ../../nbs/gaia/17_browser.ipynb #dbe4f50b
 @patch
 def stop(self:LocalBrowser):
     "Stop the server's whole process group and remove its folder."

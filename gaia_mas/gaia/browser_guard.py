@@ -31,8 +31,10 @@ def allowed_hosts() -> frozenset:
     "The hosts of `GAIA_MAS_BROWSER_ALLOW`, lowercase."
     return frozenset(h.lower() for h in settings().browser_allow)
 
+# %% ../../nbs/gaia/17a_browser_guard.ipynb #c3b1293f
 def _bare(host:str) -> str: return (host or "").strip().lower().strip("[]").rstrip(".")
 
+# %% ../../nbs/gaia/17a_browser_guard.ipynb #74b84194
 def is_allowed(host:str, port:int, allow:frozenset) -> bool:
     "Whether `allow` names `host`, or `host:port`."
     h = _bare(host)
@@ -43,12 +45,15 @@ def _addresses(host:str, port:int) -> list[str]:
     "The addresses `host` resolves to (it may be an address itself)."
     return sorted({i[4][0] for i in socket.getaddrinfo(_bare(host), port, type=socket.SOCK_STREAM)})
 
+# %% ../../nbs/gaia/17a_browser_guard.ipynb #810c6cb9
 def _local_name(host:str) -> bool: return _bare(host) == "localhost" or _bare(host).endswith(".localhost")
 
+# %% ../../nbs/gaia/17a_browser_guard.ipynb #f4d67477
 def _why(host:str, port:int, addr:str) -> str:
     return (f"{host}:{port} is on this machine or its private network ({addr}), which the browser does not open; "
             f"to browse a local service on purpose, name it in {ALLOW_ENV}=host[:port]")
 
+# %% ../../nbs/gaia/17a_browser_guard.ipynb #fb233cd6
 def host_refusal(host:str, port:int, # where the browser would connect
                  allow:Optional[frozenset]=None, # the allowed hosts; `allowed_hosts()` if None
                 ) -> Optional[str]:
@@ -78,6 +83,7 @@ class Refused(Exception):
     "A request the guard does not pass on, with its HTTP status."
     def __init__(self, why:str, status:int=403): super().__init__(why); self.status = status
 
+# %% ../../nbs/gaia/17a_browser_guard.ipynb #50f0f35c
 def parse_head(head:bytes) -> tuple[str, str, int, bytes]:
     "(method, host, port, what to send upstream) of a proxy request head; a `Refused` (400) if it is not one."
     line, _, rest = head.partition(b"\r\n")
@@ -112,6 +118,7 @@ async def _pipe(src:asyncio.StreamReader, dst:asyncio.StreamWriter) -> None:
     finally:
         with contextlib.suppress(Exception): dst.close()
 
+# %% ../../nbs/gaia/17a_browser_guard.ipynb #709c0997
 def _refusal(e:Refused) -> bytes:
     body = f"Blocked by gaia_mas's browser guard: {e}\n".encode()
     reason = {400: "Bad Request", 403: "Forbidden"}.get(e.status, "Bad Gateway")
@@ -158,6 +165,7 @@ def _serve(self:BrowserGuard, ready:concurrent.futures.Future, port:int) -> None
     if tasks: loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
     loop.run_until_complete(loop.shutdown_asyncgens()); loop.close()
 
+# %% ../../nbs/gaia/17a_browser_guard.ipynb #b633e729
 @patch
 def start(self:BrowserGuard, port:int=0, # the port to listen on; 0 for a free one
          ) -> str:
@@ -167,6 +175,7 @@ def start(self:BrowserGuard, port:int=0, # the port to listen on; 0 for a free o
     self._thread.start()
     self.url = f"http://127.0.0.1:{ready.result(10)}"; return self.url
 
+# %% ../../nbs/gaia/17a_browser_guard.ipynb #9a6556f1
 @patch
 def stop(self:BrowserGuard) -> None:
     "Stop the proxy and its thread."

@@ -33,6 +33,7 @@ def tool_calls(state:dict, # a question's final state
                 lines.append(f"{agent}: {c['name']}({args}) -> {out[:80]}{'...' if len(out) > 80 else ''}")
     return lines
 
+# %% ../../nbs/gaia/28_cli.ipynb #715a8b05
 def _print_steps(app, record:dict) -> None:
     "The orchestrator's instructions, the path, the tool calls, the reasoning trace and the cost of a finished question."
     state = app.get_state({"configurable": {"thread_id": record["thread_id"]}}).values
@@ -44,6 +45,7 @@ def _print_steps(app, record:dict) -> None:
     print(f"Cost: {record['llm_calls']} LLM calls, {record['input_tokens']} input and {record['output_tokens']} "
           f"output tokens, {record['wall_time_s']} s\n")
 
+# %% ../../nbs/gaia/28_cli.ipynb #4676cad1
 def cmd_ask(args:argparse.Namespace) -> int:
     "Answer one question and print the answer."
     if not args.question.strip(): raise ValueError('the question is empty: gaia-mas ask "your question" [--file PATH]')
@@ -143,6 +145,7 @@ def cmd_report(args:argparse.Namespace) -> int:
     if args.html: print(f"HTML report: {args.html}", file=sys.stderr)
     return 0
 
+# %% ../../nbs/gaia/28_cli.ipynb #f4ef9652
 def add_report_parser(sub) -> None:
     "Add `report` to the `gaia-mas` subcommands `sub`."
     p = sub.add_parser("report", help="accuracy per level over repeats, pass@k, cost, time, failures; "
@@ -167,6 +170,7 @@ def cmd_course_fetch(args:argparse.Namespace) -> int:
     print(f"{len(list(load_tasks(meta)))} questions in {meta}; answer them with: gaia-mas run {meta.parent}")
     return 0
 
+# %% ../../nbs/gaia/28_cli.ipynb #c32861a8
 def cmd_course_submit(args:argparse.Namespace) -> int:
     "Submit a results file's answers and print the score."
     from gaia_mas.gaia.course import submit_answers

@@ -51,6 +51,7 @@ def load_baseline_prompts(prompts_dir:Optional[str|Path]=None, # a folder of pro
     log.info("Loading prompts from %s", folder)
     return {name: load_prompt_from_file(folder/fname) for name, fname in PROMPT_FILES.items()}
 
+# %% ../../nbs/gaia/12_config.ipynb #2cca9942
 def _default_prompts() -> Path: return utils.prompts_dir("baseline")
 
 # %% ../../nbs/gaia/12_config.ipynb #5ff59439
@@ -118,12 +119,14 @@ def choose_budget(name:str="auto", # "auto", "local" or "hosted"
     if name not in BUDGETS: raise ValueError(f"unknown budget {name!r}: choose auto, {', '.join(BUDGETS)}")
     return BUDGETS[name]
 
+# %% ../../nbs/gaia/12_config.ipynb #8cc2f3fc
 def budget_overrides(budget:Budget, # the question's budget
                      max_tokens:Optional[dict]=None, # agent -> tokens, given by the user over the budget's
                     ) -> dict[str, dict]:
     "The per-agent fields of `make_agent_configs` that a budget sets: each agent's max_tokens."
     return {a: {"max_tokens": n} for a, n in {**budget.max_tokens, **(max_tokens or {})}.items()}
 
+# %% ../../nbs/gaia/12_config.ipynb #e7ffa425
 def parse_max_tokens(items:list[str]|None, # values of --max-tokens, each AGENT=N
                     ) -> dict[str, int]:
     "The per-agent token limits `--max-tokens researcher=512` asks for; a clear error for anything else."

@@ -28,11 +28,13 @@ def course_url(base_url:Optional[str]=None, # the API's base URL; None for $GAIA
     "The scoring API's base URL, without a trailing slash."
     return (base_url or settings().course_url or COURSE_URL).rstrip("/")
 
+# %% ../../nbs/gaia/27_course.ipynb #7ff14c18
 def _silent(what:str, timeout:float) -> RuntimeError:
     "The error of a server that took the connection and never answered."
     return RuntimeError(f"{what} failed: no answer within {timeout:g} s: check that the server at that address is up "
                         "(--base-url, $GAIA_MAS_COURSE_URL), or give it longer with --timeout SECONDS")
 
+# %% ../../nbs/gaia/27_course.ipynb #39adff57
 @contextlib.contextmanager
 def _open(url:str, data:Any=None, timeout:float=60):
     "The response to a GET, or to a POST of `data` as JSON, while it is read; a failure is one RuntimeError saying what "
@@ -161,6 +163,7 @@ def _with_attachment(q:dict, out_dir:Path, base_url:Optional[str], used:dict, ti
         except (RuntimeError, OSError) as e: log.warning("Attachment of %s not downloaded: %s", q.get("task_id"), e)
     return {**q, "file_name": name}
 
+# %% ../../nbs/gaia/27_course.ipynb #e6b17306
 def fetch_course(out_dir:str|Path, # the folder to fill
                  base_url:Optional[str]=None, # the API's base URL
                  timeout:float=60, # seconds to wait for each answer of the server

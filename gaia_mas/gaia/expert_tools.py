@@ -61,6 +61,7 @@ def unit_registry():
     import pint
     return pint.UnitRegistry(autoconvert_offset_to_baseunit=True)
 
+# %% ../../nbs/gaia/13_expert_tools.ipynb #bc3aa63f
 _QTY = re.compile(r"^\s*([-+]?(?:\d[\d,_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(.*)$")
 _MAX_QTY, _MAX_UNIT = 200, 100
 _EXPONENT = re.compile(r"\s*[-+]?\d{1,3}(?:\.\d{1,3})?(?![\d.])(?!\s*(?:\*\*|\^))")  # a small number, not raised again
@@ -73,6 +74,7 @@ def _bad_power(text:str) -> bool:
             return True
     return False
 
+# %% ../../nbs/gaia/13_expert_tools.ipynb #7ea823e6
 def _check_unit_text(text:str, what:str, limit:int):
     "Refuse text pint should not parse: empty, too long, or with a power of anything but a unit name."
     if not isinstance(text, str) or not text.strip(): raise ValueError(f"The {what} is empty; give e.g. '10 meters'.")
@@ -84,12 +86,14 @@ def _check_unit_text(text:str, what:str, limit:int):
             "as in 'm**2/s**2' or 's^-1'."
         )
 
+# %% ../../nbs/gaia/13_expert_tools.ipynb #61bdad21
 def _quantity(text:str):
     "A pint quantity from text such as '32 degF' or '10 meters'."
     ureg, m = unit_registry(), _QTY.match(text)
     if not m: return ureg.Quantity(text)
     return ureg.Quantity(float(m.group(1).replace(",", "").replace("_", "")), m.group(2).strip() or "dimensionless")
 
+# %% ../../nbs/gaia/13_expert_tools.ipynb #87392cb6
 @doc_tool
 def unit_converter(quantity:str, # a value with its unit, e.g. '10 meters', '5 kg', '32 fahrenheit'
                    to_unit:str, # the unit to convert to, e.g. 'ft', 'lbs', 'celsius'
@@ -150,8 +154,10 @@ def _num(x):
         raise ValueError(f"an integer above {_MAX_BITS:,} bits is too large")
     return x
 
+# %% ../../nbs/gaia/13_expert_tools.ipynb #c167d039
 def _bits(x) -> int: return x.bit_length() if isinstance(x, int) else 0
 
+# %% ../../nbs/gaia/13_expert_tools.ipynb #45d6ac63
 def _binop(op:ast.operator, a, b):
     "`a op b`, refused before it is computed when the result would be too large."
     a, b = _num(a), _num(b)
@@ -160,6 +166,7 @@ def _binop(op:ast.operator, a, b):
     if isinstance(op, ast.Mult) and _bits(a) + _bits(b) > _MAX_BITS + 1: raise ValueError("the product is too large")
     return _num(_BINOPS[type(op)](a, b))
 
+# %% ../../nbs/gaia/13_expert_tools.ipynb #1d8373e7
 def _call(name:str, args:list):
     "Call an allowed function, refusing the arguments that would make it run for ever."
     if name in _BIG_ARG and any(abs(_num(a)) > _BIG_ARG[name] for a in args):
@@ -187,6 +194,7 @@ def _eval(node):
         case ast.List(elts=e) | ast.Tuple(elts=e): return [_eval(x) for x in e]
     raise ValueError(f"not allowed in a calculator expression: {ast.dump(node)[:60]}")
 
+# %% ../../nbs/gaia/13_expert_tools.ipynb #eb3066d7
 def _show(x) -> str:
     "The result as text: an integer too long to print in scientific notation, anything cut to a thousand characters."
     if isinstance(x, int) and not isinstance(x, bool) and x.bit_length() > 13_000:  # Python prints at most 4,300 digits
@@ -195,6 +203,7 @@ def _show(x) -> str:
     s = str(x)
     return s if len(s) <= _MAX_SHOWN else s[:_MAX_SHOWN] + f"... [cut: {len(s):,} characters]"
 
+# %% ../../nbs/gaia/13_expert_tools.ipynb #32503fa3
 @doc_tool
 def calculator(expression:str, # an arithmetic expression, e.g. '2 * (3 + 4) / sqrt(16)'
               ) -> str:
@@ -219,6 +228,7 @@ def _limits() -> dict:
     s = settings()
     return dict(timeout=s.repl_timeout, memory_mb=s.repl_memory_mb, max_procs=s.repl_max_procs, scratch_mb=s.repl_scratch_mb)
 
+# %% ../../nbs/gaia/13_expert_tools.ipynb #2ae58b0e
 @contextlib.contextmanager
 def python_session(state:Optional[dict]=None, # the graph state; its `file`, the task's attachment, is readable inside
                   ):
@@ -228,6 +238,7 @@ def python_session(state:Optional[dict]=None, # the graph state; its `file`, the
         try: yield s
         finally: _session.reset(token)
 
+# %% ../../nbs/gaia/13_expert_tools.ipynb #9e3d1087
 @doc_tool
 def python_repl_tool(code:str, # Python code to run; print() what you want to see, or end with an expression
                     ) -> str:

@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 class FileAccessError(Exception):
     "A tool was asked to read a file it may not: outside the allowed files and folders, or one that holds gold answers."
 
+# %% ../../nbs/gaia/15_file_tools.ipynb #1faf3bf0
 _step_allow: contextvars.ContextVar = contextvars.ContextVar(
     "gaia_mas_step_allow", default=None
 )  # (files, folders) in a step
@@ -51,21 +52,25 @@ def allowed_roots() -> list[Path]:
     step = _step_allow.get()
     return [p.resolve() for p in [*(step[1] if step is not None else [Path.cwd()]), *extra_roots()]]
 
+# %% ../../nbs/gaia/15_file_tools.ipynb #8b0635ed
 def allowed_files() -> list[Path]:
     "The single files tools may read now (the attachment, in a research step), resolved; none that links out."
     step = _step_allow.get()
     return [p.resolve() for p in (step[0] if step is not None else ()) if not link_problem(p)]
 
+# %% ../../nbs/gaia/15_file_tools.ipynb #4dedde6a
 @contextlib.contextmanager
 def _allowing(files:tuple, folders:tuple):
     token = _step_allow.set((tuple(Path(f) for f in files if f), tuple(Path(f) for f in folders if f)))
     try: yield
     finally: _step_allow.reset(token)
 
+# %% ../../nbs/gaia/15_file_tools.ipynb #c707b9e7
 def allow_roots(*folders:str|Path):
     "Within this block, tools may read only below `folders` and the extra roots."
     return _allowing((), folders)
 
+# %% ../../nbs/gaia/15_file_tools.ipynb #6edc0229
 def allow_files(*files:str|Path):
     "Within this block, tools may read only `files` themselves and below the extra roots."
     return _allowing(files, ())
@@ -75,6 +80,7 @@ def _readable(p:Path) -> bool:
     "Whether the resolved path `p` is an allowed file or lies below an allowed folder."
     return p in allowed_files() or any(p.is_relative_to(r) for r in allowed_roots())
 
+# %% ../../nbs/gaia/15_file_tools.ipynb #6d113bec
 def _linked_out(given:Path) -> Optional[str]:
     "Why the step's attachment that `given` names (by its path or its name) links out of its folder, or None."
     step = _step_allow.get()
@@ -83,6 +89,7 @@ def _linked_out(given:Path) -> Optional[str]:
             return link_problem(f)
     return None
 
+# %% ../../nbs/gaia/15_file_tools.ipynb #0c57f2cd
 def checked_path(file_path:str|Path, # the path the model gave: absolute, relative, or a bare file name
                 ) -> Path:
     "The resolved path of `file_path`, if tools may read it; else `FileAccessError`, before any reader opens it."
@@ -99,6 +106,7 @@ def checked_path(file_path:str|Path, # the path the model gave: absolute, relati
     if why := file_problem(p): raise FileAccessError(f"Refused: {why}.")
     return p
 
+# %% ../../nbs/gaia/15_file_tools.ipynb #1be18be9
 def attachment_scope(state:dict, # the graph state; `state["file"]` is the attachment path or None
                     ):
     "The research-step scope of the file tools: the attachment file alone (and the extra roots)."
@@ -127,6 +135,7 @@ def _failure(e:Exception, file_path, kind:str) -> str:
     return (f"Error: could not read {name} as {kind} ({type(e).__name__}: {str(e)[:300]}). "
             "The file may be damaged, encrypted, or of another type than its extension says.")
 
+# %% ../../nbs/gaia/15_file_tools.ipynb #85050f49
 def file_tool(kind:str, # what the tool reads, e.g. "a PDF", for error messages
              ) -> Callable:
     "Decorator: a LangChain tool that reads an allowed file as `kind` and reports failures as text."
@@ -206,6 +215,7 @@ def use_vision_model(model, # a chat model that accepts image content
     try: yield model
     finally: _vision.reset(token)
 
+# %% ../../nbs/gaia/15_file_tools.ipynb #e9a1df63
 def vision_model():
     "The chat model that looks at images."
     if (m := _vision.get()) is not None: return m
@@ -218,6 +228,7 @@ def vision_model():
         max_retries=2,
     )
 
+# %% ../../nbs/gaia/15_file_tools.ipynb #0364429f
 def image_data_url(path:str|Path) -> str:
     "The image as a base64 data URL, shrunk to at most 2,048 pixels a side."
     from PIL import Image
@@ -254,6 +265,7 @@ def describe_image(path:str|Path, # the image
                                   "to a vision-capable model such as gpt-4o-mini.") from None
         raise
 
+# %% ../../nbs/gaia/15_file_tools.ipynb #b94b8bb5
 @file_tool("an image")
 def image_tool(file_path:str, # path of the image (.png, .jpg, .gif, .webp)
                question:str=IMAGE_QUESTION, # what you want to know about the image
@@ -288,6 +300,7 @@ def transcribe_audio(path:str|Path) -> str:
         ) from None
     return f"Transcript of {Path(path).name} ({model}):\n{text}"
 
+# %% ../../nbs/gaia/15_file_tools.ipynb #bcbfd4fd
 @file_tool("an audio file")
 def audio_transcription_tool(file_path:str, # path of the audio file (.mp3, .wav, .m4a, ...)
                              offset:int=0, # character to start from, to read on after a cut
@@ -311,6 +324,7 @@ def zip_text(path:str|Path, # the .zip file
             return listing + "\n[Too large to read at once: ask for one member=...]"
         return "\n\n".join([listing, *(f"=== {i.filename} ===\n{_member_text(z, i, Path(d))}" for i in infos)])
 
+# %% ../../nbs/gaia/15_file_tools.ipynb #d7e37275
 def _member_text(z:zipfile.ZipFile, info:zipfile.ZipInfo, d:Path) -> str:
     "One member's text, read from the archive into a file named by us; or why it was not read."
     try:
@@ -344,6 +358,7 @@ def read_any(path:str|Path) -> str:
     "The text of any attachment, from the reader its extension calls for (text for the rest)."
     return READERS.get(Path(path).suffix.lower(), plain_text)(path)
 
+# %% ../../nbs/gaia/15_file_tools.ipynb #25ad6285
 @file_tool("a zip archive")
 def zip_file_tool(file_path:str, # path of the .zip file
                   member:str="", # read only this member, e.g. 'data/table.csv'; all when empty
@@ -352,6 +367,7 @@ def zip_file_tool(file_path:str, # path of the .zip file
     "List a zip archive's members and read each one (or one member) with the right reader."
     return bounded(zip_text(file_path, member), offset, "one member, e.g. member='name.csv'")
 
+# %% ../../nbs/gaia/15_file_tools.ipynb #bb14926f
 @file_tool("an attachment")
 def read_attachment(file_path:str, # path of the attachment, any type
                     offset:int=0, # character to start from, to read on after a cut

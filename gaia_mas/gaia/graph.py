@@ -24,11 +24,21 @@ log = logging.getLogger(__name__)
 # %% auto #0
 __all__ = ['log', 'AGENTS', 'TOOL_AGENTS', 'REPEATED', 'make_llms', 'build_agents', 'create_multi_agent_graph', 'answer_question']
 
-# %% ../../nbs/gaia/22_graph.ipynb #0a94d81a
+# %% ../../nbs/gaia/22_graph.ipynb #6d0410a5
 AGENTS = ("planner", "researcher", "expert", "critic", "finalizer")
 TOOL_AGENTS = ("researcher", "expert")  # their replies are checked by their subgraphs, not held to a JSON format
 REPEATED = {"researcher": ("result", 300), "expert": ("expert_answer", 100)}  # guided: the field that repeats a tool result
 
+# %% ../../nbs/gaia/22_graph.ipynb #755be9aa
+def _model_for(a:str, agent_configs:dict, tools:dict, given:dict, guided:bool, **kw):
+    "Agent `a`'s chat model: the injected one or one from `llm_factory`, with its tools bound or guided."
+    if guided and a in tools:
+        base = given[a] if a in given else llm_factory(agent_configs[a], None, json_reply=False, **kw)
+        return tool_then_answer(base, tools[a], agent_configs[a], *REPEATED[a])
+    if a in given: return given[a].bind_tools(list(tools[a])) if a in tools else given[a]
+    return llm_factory(agent_configs[a], tools.get(a), json_reply=a not in TOOL_AGENTS, **kw)
+
+# %% ../../nbs/gaia/22_graph.ipynb #0a94d81a
 def make_llms(agent_configs:dict[str, AgentConfig], # the agents' configurations
               tools:dict[str, Sequence], # tools per agent name (researcher, expert)
               llms:dict|BaseChatModel|None=None, # injected models: one for all, or some by agent name
@@ -38,13 +48,7 @@ def make_llms(agent_configs:dict[str, AgentConfig], # the agents' configurations
              ) -> dict[str, Any]:
     "The chat model of each agent in `agents`, with its tools bound."
     given = {a: llms for a in AGENTS} if isinstance(llms, BaseChatModel) else dict(llms or {})
-    def build(a):
-        if guided and a in tools:
-            base = given[a] if a in given else llm_factory(agent_configs[a], None, json_reply=False, **kw)
-            return tool_then_answer(base, tools[a], agent_configs[a], *REPEATED[a])
-        if a in given: return given[a].bind_tools(list(tools[a])) if a in tools else given[a]
-        return llm_factory(agent_configs[a], tools.get(a), json_reply=a not in TOOL_AGENTS, **kw)
-    return {a: build(a) for a in agents}
+    return {a: _model_for(a, agent_configs, tools, given, guided, **kw) for a in agents}
 
 # %% ../../nbs/gaia/22_graph.ipynb #44bb9d38
 def _default_research_tools():
@@ -73,6 +77,22 @@ def build_agents(agent_configs, research_tools, expert_tools, m:dict, guided:boo
         "finalizer": create_finalizer_agent(agent_configs["finalizer"], m["finalizer"], repeat_expert=guided),
     }
 
+# %% ../../nbs/gaia/22_graph.ipynb #5f1cae1b
+def _wire(agent_configs:dict[str, AgentConfig], # the agents' configurations, for the input interface
+          agents:dict, # the agent node functions, from `build_agents`
+         ) -> StateGraph:
+    "The uncompiled graph: input, orchestrator, the agents reporting back to it, the finalizer at the end."
+    g = StateGraph(GraphState)
+    g.add_node("input_interface", create_input_interface(agent_configs))
+    g.add_node("orchestrator", capture_errors("orchestrator", orchestrator))
+    for name, node in agents.items(): g.add_node(name, capture_errors(name, node))
+    g.add_edge(START, "input_interface")
+    g.add_edge("input_interface", "orchestrator")
+    for name in ("planner", "researcher", "expert", "critic"): g.add_edge(name, "orchestrator")
+    g.add_edge("finalizer", END)
+    g.add_conditional_edges("orchestrator", route_from_orchestrator, {n: n for n in AGENTS})
+    return g
+
 # %% ../../nbs/gaia/22_graph.ipynb #e605877c
 def create_multi_agent_graph(agent_configs:dict[str, AgentConfig], # from `make_agent_configs`
                              research_tools:Optional[Sequence]=None, # default: `get_research_tools()`
@@ -99,15 +119,7 @@ def create_multi_agent_graph(agent_configs:dict[str, AgentConfig], # from `make_
     models |= make_llms(agent_configs, {"researcher": research_tools, "expert": expert_tools}, llms,
                         agents=("researcher", "expert"), guided=guided)
     agents = build_agents(agent_configs, research_tools, expert_tools, models, guided)
-    g = StateGraph(GraphState)
-    g.add_node("input_interface", create_input_interface(agent_configs))
-    g.add_node("orchestrator", capture_errors("orchestrator", orchestrator))
-    for name, node in agents.items(): g.add_node(name, capture_errors(name, node))
-    g.add_edge(START, "input_interface")
-    g.add_edge("input_interface", "orchestrator")
-    for name in ("planner", "researcher", "expert", "critic"): g.add_edge(name, "orchestrator")
-    g.add_edge("finalizer", END)
-    g.add_conditional_edges("orchestrator", route_from_orchestrator, {n: n for n in AGENTS})
+    g = _wire(agent_configs, agents)
     app = g.compile(checkpointer=checkpointer, name="gaia_mas").with_config(recursion_limit=recursion_limit)
     return app, (_opik_tracer(app) if tracing else None)
 

@@ -35,6 +35,7 @@ def gold_reason(name:str, # the file's name (a path, or a zip member's name)
         return f"{base} has a gold-answer column (like 'Final answer')"
     return None
 
+# %% ../../nbs/gaia/14_integrity.ipynb #74857453
 def file_gold_reason(given:str|Path, # the path as the model or the task named it
                      resolved:str|Path, # the same path with its links followed
                     ) -> Optional[str]:
@@ -48,10 +49,12 @@ def extra_roots() -> list[Path]:
     "Folders every tool may read, from `GAIA_MAS_ALLOWED_ROOTS` (separated by `:`)."
     return [p.expanduser() for p in settings().allowed_roots]
 
+# %% ../../nbs/gaia/14_integrity.ipynb #c4a3ad3f
 def max_attachment_bytes() -> int:
     "The largest file a tool reads or the sandbox shows: `GAIA_MAS_MAX_ATTACHMENT_MB`, 100 MB by default."
     return int(settings().max_attachment_mb * 2**20)
 
+# %% ../../nbs/gaia/14_integrity.ipynb #dd33f80a
 def file_problem(path:str|Path, # a file a tool is about to read
                 ) -> Optional[str]:
     "Why a tool must not read `path` (not a regular file, or too big), decided from its status; None when it may."
@@ -71,6 +74,7 @@ def link_problem(path:str|Path, # an attachment's path as the task names it
     return (f"{given.name} is a link to a file outside the task's folder; copy the file itself into the folder "
             "(cp -L), or add its folder to GAIA_MAS_ALLOWED_ROOTS")
 
+# %% ../../nbs/gaia/14_integrity.ipynb #839ebbb5
 def attachment_problem(path:str|Path, # an attachment's path as the task names it
                       ) -> Optional[str]:
     "Why no tool may read the attachment or see it in the sandbox (`link_problem`, then `file_problem`), or None."

@@ -109,6 +109,7 @@ def research_digest(steps:list, # the planner's research steps
     return "\n\n".join(f"{i}. {'(extra result)' if s is _NONE else s}\n{'(no result)' if r is _NONE else r}"
                        for i, (s, r) in enumerate(pairs, 1)) or "(no research was needed)"
 
+# %% ../../nbs/gaia/20_orchestrator.ipynb #207ec218
 def _research_digest(state:GraphState) -> str:
     "The digest of the research in `state`."
     return research_digest(state["research_steps"], state["research_results"])
@@ -126,6 +127,7 @@ def _to_planner(s):
         return template("to_planner_retry").format(feedback=s["critic_planner_feedback"]), None, {}
     return _with_file("to_planner", s, question=s["question"]), None, {}
 
+# %% ../../nbs/gaia/20_orchestrator.ipynb #47ca4a85
 def _to_critic_planner(s):
     "The plan's critic sees the question, the file and both step lists."
     return _with_file("to_critic_planner", s, question=s["question"], research_steps=numbered(s["research_steps"]),
@@ -140,6 +142,7 @@ def _to_researcher(s):
     i += 1
     return _with_file("to_researcher", s, research_topic=s["research_steps"][i]), i, {"current_research_index": i}
 
+# %% ../../nbs/gaia/20_orchestrator.ipynb #c67811e4
 def _to_critic_researcher(s):
     "The research critic sees the current step and its result."
     i = s["current_research_index"]
@@ -155,6 +158,7 @@ def _to_expert(s):
     return template("to_expert").format(question=s["question"], research_results=_research_digest(s),
                                         expert_steps=numbered(s["expert_steps"])), None, {}
 
+# %% ../../nbs/gaia/20_orchestrator.ipynb #3ded9e50
 def _to_critic_expert(s):
     "The expert's critic sees the question, the research, and the expert's answer and reasoning."
     return template("to_critic_expert").format(question=s["question"], research_results=_research_digest(s),

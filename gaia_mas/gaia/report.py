@@ -60,6 +60,7 @@ def _path(record:dict, logs:Optional[dict]=None) -> dict:
     agents = [a for a in p.get("agents", []) if a not in ("orchestrator", "input_interface")]
     return {"agents": agents, "critic_rejections": p.get("critic_rejections"), "tool_calls": p.get("tool_calls")}
 
+# %% ../../nbs/gaia/25a_report.ipynb #4988fd01
 def run_row(record:Optional[dict], # the run's record, or None
             repeat:int, # which repeat
             gold:Optional[str], # the gold answer
@@ -86,6 +87,7 @@ def _log_path(steps:list[dict]) -> dict:
     return {"agents": agents, "critic_rejections": None,
             "tool_calls": sum(str(s.get("component", "")).endswith("/tools") for s in steps)}
 
+# %% ../../nbs/gaia/25a_report.ipynb #02694957
 def paths_from_logs(*logs:str|Path, # run logs, as `gaia-mas run` writes them
                    ) -> dict[str, dict]:
     "Each run's path from its step lines, by thread id, or by task id where the log names no thread."
@@ -165,6 +167,7 @@ def _usage(rows:list[dict], prices:dict, default_model:Optional[str]) -> dict:
                      "p95": percentile([r["time_s"] for r in rows], 0.95)},
             "failures": {f: sum(r["failure"] == f for r in rows) for f in FAILURES}}
 
+# %% ../../nbs/gaia/25a_report.ipynb #d1da8cc7
 def build_report(records:list[dict], # result records, from `read_results`
                  tasks:Optional[list[dict]]=None, # tasks with gold answers; None to use the records' own
                  prices:Optional[dict]=None, # from `load_prices`
@@ -197,6 +200,7 @@ def _counts(a:dict, k:int) -> dict:
     total = a["n"] * k
     return {"correct": round((a["accuracy"] or 0) * total), "total": total, "accuracy": a["accuracy"] or 0.0}
 
+# %% ../../nbs/gaia/25a_report.ipynb #36ce9f7c
 def score_view(report:dict, # from `build_report`
               ) -> dict:
     "The report as `gaia-mas score` shows it: right runs over judged runs, per level, and the wrong runs."
@@ -209,6 +213,8 @@ def score_view(report:dict, # from `build_report`
 # %% ../../nbs/gaia/25a_report.ipynb #0dec8584
 def _usd(x:Optional[float]) -> str:
     return "n/a (a model has no price: pass --prices FILE)" if x is None else f"${x:.4f}"
+
+# %% ../../nbs/gaia/25a_report.ipynb #302681ab
 def _secs(x:Optional[float]) -> str: return "n/a" if x is None else f"{x:.1f} s"
 
 # %% ../../nbs/gaia/25a_report.ipynb #9324e400
@@ -216,6 +222,7 @@ def _vote_text(x:dict) -> str:
     "How a voted run's vote went: '2 of 3 runs agree'; '' for a run that was not a vote."
     return f"{x['votes'][0]['count']} of {x['vote_runs']} runs agree" if x.get("votes") else ""
 
+# %% ../../nbs/gaia/25a_report.ipynb #b8ff8333
 def _question_lines(report:dict) -> list[str]:
     "One line per question: each repeat's answer marked right or wrong, the right count, how its repeats agree "
     "(with two or more), and how its votes went."
@@ -238,6 +245,7 @@ def _level_line(l:str, x:dict, k:int) -> str:
     spread = f"  [{pct(x['min'])} – {pct(x['max'])}]" if k > 1 else ""
     return f"  Level {l}: {pct(x['accuracy'])}{spread}  n={x['n']}"
 
+# %% ../../nbs/gaia/25a_report.ipynb #7fa5ff00
 def _vote_line(v:Optional[dict]) -> list[str]:
     "How the votes went, in words; nothing for a file without votes."
     if not v: return []
@@ -273,6 +281,7 @@ def format_report(report:dict, # from `build_report`
 # %% ../../nbs/gaia/25a_report.ipynb #d9e3941a
 def _right(q:dict) -> bool: return 2 * q["correct"] > len(q["runs"])
 
+# %% ../../nbs/gaia/25a_report.ipynb #dca377c2
 def compare(reports:list[dict], # from `build_report`, the first is the baseline
             names:list[str], # a name for each, e.g. the file's
            ) -> dict:
@@ -292,6 +301,7 @@ def compare(reports:list[dict], # from `build_report`, the first is the baseline
         out["against_first"][name] = kinds
     return out
 
+# %% ../../nbs/gaia/25a_report.ipynb #d46fc641
 def format_compare(cmp:dict, # from `compare`
                   ) -> str:
     "The comparison as text."
@@ -311,6 +321,7 @@ _CSS = ".fixed{color:#137333;font-weight:600}.broken{color:#b3261e;font-weight:6
 
 def _usd_card(x:Optional[float]) -> str: return "n/a" if x is None else f"${x:.4f}"
 
+# %% ../../nbs/gaia/25a_report.ipynb #bdde9093
 def _cards(report:dict) -> str:
     "The headline figures as cards."
     k, f = report["repeats"], report["failures"]
@@ -336,6 +347,7 @@ def _level_bar(a:Optional[dict], name:str, i:int, several:bool) -> Bar:
     text = f'{pct(a["accuracy"])} [{pct(a["min"])}–{pct(a["max"])}] n={a["n"]}' + (f" · {name}" if several else "")
     return Bar(a["accuracy"], a["min"], a["max"], text, COLORS[i % len(COLORS)], name)
 
+# %% ../../nbs/gaia/25a_report.ipynb #c9d13739
 def level_bars(reports:list[dict], # from `build_report`
                names:list[str], # their names
                width:int=360, # the width of 100%
@@ -375,6 +387,7 @@ def _run_cell(x:dict) -> Cell:
     shown = x["answer"] or (x["failure"] or "").replace("_", " ")
     return Cell(shown, " ".join(filter(None, ["run", cls])), x["error"] or x["failure"] or "right", " · ".join(sub))
 
+# %% ../../nbs/gaia/25a_report.ipynb #95b9cf3e
 def question_table(report:dict, # from `build_report`
                   ) -> str:
     "The per-question table: gold, each repeat's answer and details, right count, agreement."
@@ -396,6 +409,7 @@ def _verdicts(cmp:dict) -> dict[str, dict[str, str]]:
             for t in ids: out.setdefault(t, {})[name] = kind
     return out
 
+# %% ../../nbs/gaia/25a_report.ipynb #75ed1010
 def compare_table(cmp:dict, # from `compare`
                   reports:list[dict], # the reports compared
                  ) -> str:
@@ -454,12 +468,14 @@ def score_results(results:list[dict], # result records, from `read_results`
 # %% ../../nbs/gaia/25a_report.ipynb #6ea7e477
 def _fraction(a:dict) -> str: return f"{a['correct']}/{a['total']} = {pct(a['accuracy'])}"
 
+# %% ../../nbs/gaia/25a_report.ipynb #212b8add
 def _cost_line(c:Optional[dict]) -> str:
     "The summed cost as one line."
     if c is None: return "Cost: not recorded"
     return (f"Cost: {c['llm_calls']} LLM calls, {c['input_tokens']} input tokens, {c['output_tokens']} output tokens, "
             f"{c['wall_time_s']:.1f} s of question time")
 
+# %% ../../nbs/gaia/25a_report.ipynb #c02e893e
 def _wrong_lines(wrong:list[dict]) -> list[str]:
     "The wrong answers beside their gold answers."
     if not wrong: return []

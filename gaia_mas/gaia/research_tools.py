@@ -23,6 +23,7 @@ def browser_enabled() -> bool:
     "Whether to look for the browser's MCP server: `GAIA_MAS_BROWSER`, on unless 0/false/no/off."
     return settings().browser
 
+# %% ../../nbs/gaia/18_research_tools.ipynb #ccf79865
 async def _browser_tools(url:str) -> list:
     "The browser's tools, or none (with one warning) when its server cannot be reached."
     try: return await get_browser_mcp_tools(url)

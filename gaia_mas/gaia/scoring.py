@@ -18,6 +18,7 @@ def is_float(x:Any) -> bool:
     try: float(x); return True
     except ValueError: return False
 
+# %% ../../nbs/gaia/25_scoring.ipynb #f3d747e0
 def normalize_number_str(number_str:str, # an answer expected to be a number
                         ) -> float:
     "The number once `$`, `%` and `,` are removed; `inf` if it is still not a number."
@@ -25,12 +26,14 @@ def normalize_number_str(number_str:str, # an answer expected to be a number
     try: return float(number_str)
     except ValueError: return float("inf")
 
+# %% ../../nbs/gaia/25_scoring.ipynb #4fb4efa4
 def split_string(s:str, # a list answer
                  char_list:Iterable[str]=(",", ";"), # the separators
                 ) -> list[str]:
     "The elements of a list answer."
     return re.split(f"[{''.join(char_list)}]", s)
 
+# %% ../../nbs/gaia/25_scoring.ipynb #347c94d3
 def normalize_str(input_str:str, # an answer
                   remove_punct:bool=True, # also remove ASCII punctuation
                  ) -> str:
@@ -44,6 +47,7 @@ def _same_element(ma:str, gt:str) -> bool:
     if is_float(gt): return normalize_number_str(ma) == float(gt)
     return normalize_str(ma, remove_punct=False) == normalize_str(gt, remove_punct=False)
 
+# %% ../../nbs/gaia/25_scoring.ipynb #1bc04c10
 def question_scorer(model_answer:Any, # the model's answer
                     ground_truth:str, # GAIA's gold answer
                    ) -> bool:
@@ -69,6 +73,7 @@ def _unwrap(s:str) -> str:
     if s.endswith(".") and not s.endswith("..") and not _ABBREV.search(s): return s[:-1]
     return s
 
+# %% ../../nbs/gaia/25_scoring.ipynb #f1f4dd9b
 def clean_answer(answer:Any, # the finalizer's answer
                 ) -> str:
     "The answer without a FINAL ANSWER: prefix, bold, surrounding quotes or a trailing period."
@@ -91,10 +96,12 @@ def _attached_unit(unit:str) -> bool:
     "Whether a unit written without a space is plausible (17km, 20%, 5°C), unlike a code (3D, 80GSFC)."
     return unit == "%" or unit[0] in "°µ" or (len(unit) <= 3 and not unit.isupper())
 
+# %% ../../nbs/gaia/25_scoring.ipynb #ea8c14a8
 def wants_units(question:str) -> bool:
     "Whether the question asks for the unit (or currency, or sign) in the answer."
     return bool(_WANTS_UNITS.search(question)) and not _NO_UNITS.search(question)
 
+# %% ../../nbs/gaia/25_scoring.ipynb #797dba55
 def clean_number(answer:str, # a cleaned answer
                  question:str="", # the question it answers
                 ) -> str:
@@ -106,6 +113,7 @@ def clean_number(answer:str, # a cleaned answer
     if "," in m["int"] and _WANTS_LIST.search(question): return answer
     return m["sign"] + m["int"].replace(",", "") + (m["frac"] or "")
 
+# %% ../../nbs/gaia/25_scoring.ipynb #b2fbc0f5
 def normalize_answer(answer:Any, # the finalizer's answer
                      question:str="", # the question, to see whether it wants units or a list
                     ) -> str:
@@ -151,7 +159,7 @@ def gave_no_answer(record:dict, # a run's record
     answer = str(record.get("model_answer") or "").strip()
     return not answer or answer.rstrip(".") == GAVE_UP
 
-
+# %% ../../nbs/gaia/25_scoring.ipynb #cc7a3e0b
 def failure_of(record:Optional[dict], # the run's record; None if the file has none
                gold:Optional[str], # the gold answer; None if unknown
               ) -> Optional[str]:

@@ -21,6 +21,20 @@ def role_of(messages:Sequence[BaseMessage], # a conversation that starts with th
         if key in sys: return role
     return "unknown"
 
+# %% ../../nbs/gaia/23_scripted.ipynb #7cdcd4bd
+def _happy_replies(answer:str, # what the expert and the finalizer answer
+                   n_research:int, # how many research steps the planner asks for
+                  ) -> dict:
+    "Each agent's approving reply, by role."
+    return {
+        "planner": {"research_steps": [f"Find fact {i + 1}" for i in range(n_research)],
+                    "expert_steps": ["Combine the facts"]},
+        "researcher": {"result": "Fact found."},
+        "critic": {"decision": "approve", "feedback": "Looks right."},
+        "expert": {"expert_answer": answer, "reasoning_trace": "Combined the facts."},
+        "finalizer": {"final_answer": answer, "final_reasoning_trace": "Planned, researched, answered."},
+    }
+
 # %% ../../nbs/gaia/23_scripted.ipynb #52e2135a
 def happy_path_responder(answer:str="42", # what the finalizer answers
                          n_research:int=1, # how many research steps the planner asks for
@@ -33,14 +47,7 @@ def happy_path_responder(answer:str="42", # what the finalizer answers
         llms = ScriptedChatModel(responder=happy_path_responder("Paris"))
         app, _ = create_multi_agent_graph(configs, research_tools=[], llms=llms)
     """
-    replies = {
-        "planner": {"research_steps": [f"Find fact {i + 1}" for i in range(n_research)],
-                    "expert_steps": ["Combine the facts"]},
-        "researcher": {"result": "Fact found."},
-        "critic": {"decision": "approve", "feedback": "Looks right."},
-        "expert": {"expert_answer": answer, "reasoning_trace": "Combined the facts."},
-        "finalizer": {"final_answer": answer, "final_reasoning_trace": "Planned, researched, answered."},
-    }
+    replies = _happy_replies(answer, n_research)
     def respond(messages): return replies.get(role_of(messages), {"error": "unknown role"})
     return respond
 

@@ -37,6 +37,7 @@ class ResearcherState(TypedDict, total=False):
     step_index: int
     result: Any
 
+# %% ../../nbs/gaia/10_state.ipynb #7b12e9c8
 class ExpertState(TypedDict, total=False):
     "State of the expert's ReAct loop, kept across the expert's retries."
     messages: Annotated[list[BaseMessage], operator.add]

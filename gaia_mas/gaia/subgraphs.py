@@ -45,6 +45,7 @@ def create_researcher_llm_node(config:AgentConfig, # the researcher's configurat
     "The researcher's LLM node."
     return _llm_node("researcher", config, llm_researcher)
 
+# %% ../../nbs/gaia/19_subgraphs.ipynb #0830d4c6
 def create_expert_llm_node(config:AgentConfig, # the expert's configuration (its system prompt)
                            llm_expert, # the expert's model, bound to the expert tools
                           ) -> Callable[[ExpertState], dict]:
@@ -60,11 +61,13 @@ def numbers_in(text:str) -> list[str]:
     "The distinct numbers written in `text`, longest first."
     return sorted(set(_NUMBER.findall(text)), key=len, reverse=True)
 
+# %% ../../nbs/gaia/19_subgraphs.ipynb #b148f98a
 def expression_pattern(numbers:Sequence[str]) -> str:
     "A regular expression for arithmetic on `numbers` alone, with at most as many terms as there are numbers."
     n = "(" + "|".join(re.escape(x) for x in numbers) + ")"
     return f"^{n}( [-+*/] {n}){{0,{len(numbers) - 1}}}$"
 
+# %% ../../nbs/gaia/19_subgraphs.ipynb #1fe0a45c
 def offered_tools(tools:Sequence, # the agent's tools
                   files:Sequence=(), # the attachment's path, in a research step that has one
                   numbers:Sequence=(), # the numbers the calculator may use
@@ -74,6 +77,7 @@ def offered_tools(tools:Sequence, # the agent's tools
     first = [t for t in tools if t.name in FIRST_TOOLS and t.name != unused and (numbers or t.name != "calculator")]
     return [t for t in first if ("file_path" in (t.args or {})) == bool(files)]
 
+# %% ../../nbs/gaia/19_subgraphs.ipynb #0738f3fc
 _WORD = re.compile(r"[^\W\d_][\w'-]*")  # a word starts with a letter: not a list's "1."
 
 def words_pattern(text:str, # the instruction
@@ -83,6 +87,7 @@ def words_pattern(text:str, # the instruction
     w = "(" + "|".join(re.escape(x) for x in sorted(set(_WORD.findall(text)), key=len, reverse=True)) + ")"
     return f"^{w}( {w}){{0,{most - 1}}}$"
 
+# %% ../../nbs/gaia/19_subgraphs.ipynb #16e130cd
 def _argument(tool:str, name:str, spec:dict, files:Sequence, numbers:Sequence, text:str) -> dict:
     "The JSON Schema of one argument: the attachment, arithmetic on the instruction's numbers, or its words for a query."
     if name == "file_path" and files: return {"enum": [str(f) for f in files]}
@@ -90,6 +95,7 @@ def _argument(tool:str, name:str, spec:dict, files:Sequence, numbers:Sequence, t
     if name == "query" and _WORD.search(text): return {"type": "string", "pattern": words_pattern(text)}
     return spec
 
+# %% ../../nbs/gaia/19_subgraphs.ipynb #a0490da9
 def tool_call_schema(tools:Sequence, # the tools offered
                      files:Sequence=(), # the only values a `file_path` argument may take
                      numbers:Sequence=(), # the numbers the calculator may use
@@ -115,11 +121,13 @@ def _tool_results(messages:list) -> list[ToolMessage]|None:
         elif isinstance(m, HumanMessage): break
     return results[::-1] or None
 
+# %% ../../nbs/gaia/19_subgraphs.ipynb #c650d049
 def _short(r:ToolMessage, chars:int=SHORT_RESULT) -> Optional[str]:
     "A tool's result on one line, if it is at most `chars` long and not an error: fit to be the answer itself."
     text = " ".join(str(r.content).split())
     return text if 0 < len(text) <= chars and not text.startswith("Error") else None
 
+# %% ../../nbs/gaia/19_subgraphs.ipynb #fc5a22a9
 def _as_tool_call(reply:AIMessage) -> AIMessage:
     "The reply's JSON `{name, arguments}` as a tool call; the reply itself if it is not one."
     try: call = json.loads(reply.content); name, args = call["name"], dict(call["arguments"])
@@ -175,6 +183,7 @@ def create_researcher_subgraph(researcher_llm_node:Callable, # from `create_rese
     "The compiled researcher ReAct subgraph."
     return _react_subgraph("researcher", ResearcherState, researcher_llm_node, research_tools)
 
+# %% ../../nbs/gaia/19_subgraphs.ipynb #6569a617
 def create_expert_subgraph(expert_llm_node:Callable, # from `create_expert_llm_node`
                            expert_tools:Sequence, # the expert's tools
                           ):

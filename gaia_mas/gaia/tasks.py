@@ -25,10 +25,12 @@ TASK_KEYS = {"task_id": ("task_id", "Task ID", "id"), "question": ("Question", "
 class BadTask(ValueError):
     "A row of a task file that cannot be a task; the message says why."
 
+# %% ../../nbs/gaia/24_tasks.ipynb #f0250943
 def _pick(raw:dict, keys:Iterable[str]) -> Any:
     "The value of the first of `keys` that `raw` has a non-empty value for."
     return next((raw[k] for k in keys if raw.get(k) not in (None, "")), None)
 
+# %% ../../nbs/gaia/24_tasks.ipynb #446db826
 def _level(x:Any) -> Optional[int]:
     "A level as an int; `BadTask` when it is not a whole number."
     if x is None: return None
@@ -37,6 +39,7 @@ def _level(x:Any) -> Optional[int]:
     try: return int(x)
     except ValueError: raise BadTask(f"Level must be a whole number, not {x!r}") from None
 
+# %% ../../nbs/gaia/24_tasks.ipynb #e9d4b760
 def _attachment(fname:Any, folder:Path) -> Optional[str]:
     "The attachment's path in `folder`; `BadTask` unless `fname` is a relative name that stays in the folder."
     if fname in (None, ""): return None
@@ -103,6 +106,7 @@ def task_rows(path:str|Path, # a .jsonl or .parquet task file
             except json.JSONDecodeError as e:
                 log.warning("%s:%d: not valid JSON (%s); fix or delete that line. Skipped.", path, n, e.msg)
 
+# %% ../../nbs/gaia/24_tasks.ipynb #5bebf954
 def read_task_rows(path:str|Path, # a .jsonl or .parquet task file
                   ) -> list:
     "The raw rows of a task file."
@@ -124,6 +128,7 @@ def select_tasks(tasks:list[dict], # normalised tasks
 class NoTasks(ValueError):
     "A task file in which no row is a task, or filters that select none of its tasks."
 
+# %% ../../nbs/gaia/24_tasks.ipynb #b27ea964
 def _good_tasks(path:Path) -> list[dict]:
     "The tasks of a task file, each id once; bad rows skipped with a warning; `NoTasks` if none is left."
     seen, tasks, bad = set(), [], 0
@@ -149,6 +154,7 @@ def _no_match(path:Path, tasks:list[dict], levels:Optional[Iterable], task_ids:O
     return NoTasks(f"no task in {path} matches {' and '.join(asked)}: it holds {len(tasks)} tasks "
                    f"of levels {have} (task ids {ids})")
 
+# %% ../../nbs/gaia/24_tasks.ipynb #15648c85
 def _unknown_ids(path:Path, tasks:list[dict], task_ids:Optional[Iterable[str]]) -> None:
     "Warn about the asked-for task ids that the file does not hold."
     known = {t["task_id"] for t in tasks}
@@ -183,6 +189,7 @@ def _parse_lines(data:bytes, path:Path) -> Iterator[dict]:
         try: yield json.loads(line)
         except json.JSONDecodeError: log.warning("%s:%d: not a JSON record, skipped", path, n)
 
+# %% ../../nbs/gaia/24_tasks.ipynb #6de77507
 def _repair_tail(path:Path, data:bytes) -> bytes:
     "The file's bytes after its torn last line is cut off or completed."
     end = data.rfind(b"\n") + 1

@@ -18,6 +18,7 @@ def _element_key(e:str) -> Any:
     x = normalize_number_str(e)
     return x if math.isfinite(x) else normalize_str(e, remove_punct=False)
 
+# %% ../../nbs/gaia/25b_votes.ipynb #e163b5df
 def vote_key(answer:Any, # one run's answer
             ) -> Optional[tuple]:
     "The answer as the official scorer would compare it; None for no answer."
@@ -38,6 +39,7 @@ def tally(answers:Iterable[Any], # the runs' answers, in the order the runs fini
         g["count"] += 1
     return sorted(groups.values(), key=lambda g: (-g["count"], g["first"]))
 
+# %% ../../nbs/gaia/25b_votes.ipynb #0b49c4f6
 def plurality(answers:Iterable[Any], # the runs' answers, in the order the runs finished
              ) -> str:
     "The winning answer, as first written; '' when no run answered."
@@ -77,6 +79,7 @@ def vote_summary(runs:list[dict], # each run's summary, in the order the runs fi
     return {"n": n, "answers": answers, "stopped_early": stopped_early,
             "runs": sorted(runs, key=lambda r: r.get("vote", 0))}
 
+# %% ../../nbs/gaia/25b_votes.ipynb #58fdf4d2
 def summed_cost(runs:list[dict], # each run's summary
                ) -> dict:
     "The LLM calls and tokens of all the runs together."
@@ -88,6 +91,7 @@ def _vote_counts(record:dict) -> tuple[int, int, int]:
     v = record["votes"]
     return int(v.get("n") or 0), len(v.get("runs") or []), (v.get("answers") or [{"count": 0}])[0]["count"]
 
+# %% ../../nbs/gaia/25b_votes.ipynb #baba1ae3
 def _gold_hits(voted:list[dict], golds:dict) -> tuple[int, int, int]:
     "Voted records with a gold answer; those where some run was right; those whose vote was right."
     scored = [r for r in voted if golds.get(r["task_id"]) is not None]

@@ -76,12 +76,14 @@ def _db():
                 "PRIMARY KEY (tool, key))")
     return con
 
+# %% ../../nbs/gaia/16_web_tools.ipynb #488100a4
 def cache_get(tool:str, key:str) -> Optional[str]:
     "The cached result of `tool` for `key`, or None."
     with contextlib.closing(_db()) as con:
         row = con.execute("SELECT value FROM cache WHERE tool=? AND key=?", (tool, key)).fetchone()
     return row[0] if row else None
 
+# %% ../../nbs/gaia/16_web_tools.ipynb #91ad1238
 def cache_put(tool:str, key:str, value:str):
     "Store a result."
     with contextlib.closing(_db()) as con, con:
