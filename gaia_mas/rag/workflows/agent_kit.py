@@ -82,8 +82,8 @@ def cited(text:str, # an answer or a context string
 # %% ../../../nbs/rag/workflows/33b_agent_kit.ipynb #86835962
 def _json_bound(llm, schema:dict, component:str):
     "A server model asked for `schema` through the response format its server accepts (negotiated once per server)."
-    from gaia_mas.core.llm import is_server_chat, json_schema_format
-    if not is_server_chat(llm): return llm  # scripted and other models: the prompt asks for the JSON
+    from gaia_mas.core.llm import ServerChatOpenAI, json_schema_format
+    if not isinstance(llm, ServerChatOpenAI): return llm  # scripted and other models: the prompt asks for the JSON
     return llm.bind(response_format=json_schema_format(schema, component))
 
 # %% ../../../nbs/rag/workflows/33b_agent_kit.ipynb #d9e8cd5e
