@@ -4,24 +4,25 @@
 
 # %% ../../nbs/core/03_llm.ipynb #b8fae567
 from __future__ import annotations
-import functools, json, logging, os, re, sys, threading
-from typing import TYPE_CHECKING, Any, Optional, Sequence
-from urllib.parse import urlsplit
+import functools, json, logging, os, re, threading
+from typing import Any, Optional, Sequence
+import httpx, openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.outputs import ChatResult
+from langchain_openai import ChatOpenAI
 from .schema import validate_llm_response
 from .schema import AgentConfig
 from .formats import json_schema_format, schema_format
 from .utils import call_timeout, load_prompt_from_file, prompts_dir, time_left
 from .settings import reveal, settings
-if TYPE_CHECKING: import httpx, openai
 
 # %% auto #0
-__all__ = ['log', 'JSON_MODES', 'supported_providers', 'MissingAPIKeyError', 'ClearError', 'MalformedReplyError', 'ReplyCutError',
-           'ContextTooSmall', 'is_server_chat', 'is_local_server', 'server_model', 'server_json_mode',
-           'context_too_small', 'with_format', 'llm_factory', 'repair_prompt', 'invoke_json', 'validate_or_repair',
-           'make_rate_limiter', 'token_usage', 'TokenCounter']
+__all__ = ['log', 'JSON_MODES', 'supported_providers', 'MissingAPIKeyError', 'ClearError', 'ModelServerUnreachable',
+           'LLMDeadlineExceeded', 'MalformedReplyError', 'ReplyCutError', 'ContextTooSmall', 'is_local_server',
+           'server_model', 'server_json_mode', 'context_too_small', 'ServerChatOpenAI', 'openai_llm_factory',
+           'with_format', 'llm_factory', 'repair_prompt', 'invoke_json', 'validate_or_repair', 'make_rate_limiter',
+           'token_usage', 'TokenCounter']
 
 # %% ../../nbs/core/03_llm.ipynb #81eeb988
 log = logging.getLogger(__name__)
@@ -40,6 +41,19 @@ class MissingAPIKeyError(RuntimeError):
 class ClearError:
     "Mixin for errors whose message already says what went wrong and how to fix it: shown without the class name."
 
+class ModelServerUnreachable(openai.APIConnectionError, ClearError):
+    "The model server refused the connection, or its name did not resolve: retrying would not help."
+    def __init__(self, base_url:str, reason:str, request:httpx.Request):
+        self.base_url, self.reason = base_url, reason
+        super().__init__(message=f"cannot reach the model server at {base_url} ({reason}): "
+                                 "is the server running? check OPENAI_BASE_URL", request=request)
+
+class LLMDeadlineExceeded(openai.APITimeoutError, ClearError):
+    "The question's deadline left no time for this LLM call, or for its next retry."
+    def __init__(self, request:httpx.Request):
+        openai.APIConnectionError.__init__(self, message=f"no time left for the LLM call to {request.url}: "
+                                           "the question's deadline has passed", request=request)
+
 class MalformedReplyError(ValueError, ClearError):
     "The server answered 200 with a body that is not a chat completion."
 
@@ -48,19 +62,6 @@ class ReplyCutError(ValueError, ClearError):
 
 class ContextTooSmall(ValueError, ClearError):
     "A request is longer than the model server's context, which a bigger context (or a smaller budget) fixes."
-
-# %% ../../nbs/core/03_llm.ipynb #a7c1e005
-_OPENAI_NAMES = ("ModelServerUnreachable", "LLMDeadlineExceeded", "ServerChatOpenAI", "openai_llm_factory")
-
-def __getattr__(name:str) -> Any:
-    "The OpenAI-bound names, loaded with their module on first use."
-    if name not in _OPENAI_NAMES: raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from gaia_mas.core import openai_chat
-    return getattr(openai_chat, name)
-
-def is_server_chat(llm:Any) -> bool:
-    "Whether `llm` is a `ServerChatOpenAI` (told without loading the OpenAI SDK)."
-    return any(c.__name__ == "ServerChatOpenAI" for c in type(llm).__mro__)
 
 # %% ../../nbs/core/03_llm.ipynb #d44e0002
 _RETRIED = {408, 409, 429, *range(500, 600)}
@@ -84,20 +85,81 @@ def _check_body(request:httpx.Request, response:httpx.Response, base_url:str) ->
         raise MalformedReplyError(f"the model server at {base_url} sent a reply that is not a chat completion "
                                   f"(not JSON, or no choices): {response.content[:200]!r}")
 
-# %% ../../nbs/core/03_llm.ipynb #a7c1e008
+# %% ../../nbs/core/03_llm.ipynb #d44e0003
+class _GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
+    "httpx's transport, steered for the OpenAI SDK: fail fast when unreachable, keep to the deadline, retry malformed replies."
+    def __init__(self, inner, base_url:str): self.inner, self.base_url = inner, base_url
+
+    def _before(self, request:httpx.Request) -> None:
+        "No attempt starts past the deadline, and none may run beyond it."
+        left = time_left()
+        if left is None: return
+        if left <= 0.05: raise LLMDeadlineExceeded(request)
+        t = request.extensions.get("timeout") or dict.fromkeys(("connect", "read", "write", "pool"))
+        request.extensions["timeout"] = {k: left if v is None else min(v, left) for k, v in t.items()}
+
+    def _error(self, request:httpx.Request, e:Exception) -> Optional[Exception]:
+        "The error the SDK must not retry, or None to let it handle `e`."
+        if isinstance(e, httpx.ConnectError): return ModelServerUnreachable(self.base_url, _reason(e), request)
+        if isinstance(e, httpx.TimeoutException) and time_left(1.0) <= 0.05: return LLMDeadlineExceeded(request)
+        return None
+
+    def _after(self, request:httpx.Request, response:httpx.Response) -> httpx.Response:
+        "Refuse a retry the deadline cannot afford; reject a malformed body."
+        left = time_left()
+        if left is not None and response.status_code in _RETRIED and left < _retry_wait(response) + 1:
+            response.headers["x-should-retry"] = "false"
+        _check_body(request, response, self.base_url)
+        return response
+
+    def handle_request(self, request):
+        self._before(request)
+        try: response = self.inner.handle_request(request)
+        except httpx.TransportError as e:
+            if (ours := self._error(request, e)) is None: raise
+            raise ours from e
+        if response.status_code == 200: response.read()
+        return self._after(request, response)
+
+    async def handle_async_request(self, request):
+        self._before(request)
+        try: response = await self.inner.handle_async_request(request)
+        except httpx.TransportError as e:
+            if (ours := self._error(request, e)) is None: raise
+            raise ours from e
+        if response.status_code == 200: await response.aread()
+        return self._after(request, response)
+
+    def close(self): self.inner.close()
+    async def aclose(self): await self.inner.aclose()
+
+# %% ../../nbs/core/03_llm.ipynb #d44e0004
+_LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
+
 def _proxy_for(base_url:str) -> Optional[str]:
     "The proxy the environment sets for `base_url` (HTTPS_PROXY, HTTP_PROXY, NO_PROXY), or None."
     import urllib.request
-    url = urlsplit(base_url)
-    if not url.hostname or urllib.request.proxy_bypass(url.hostname): return None
+    url = httpx.URL(base_url)
+    if not url.host or urllib.request.proxy_bypass(url.host): return None
     return urllib.request.getproxies().get(url.scheme)
+
+@functools.lru_cache(maxsize=None)
+def _http_client(base_url:str) -> httpx.Client:
+    "One guarded connection pool per server, shared by every agent that calls it (through the environment's proxy, if any)."
+    inner = httpx.HTTPTransport(limits=_LIMITS, proxy=_proxy_for(base_url))
+    return httpx.Client(transport=_GuardedTransport(inner, base_url), follow_redirects=True, trust_env=False)
+
+def _async_http_client(base_url:str) -> httpx.AsyncClient:
+    "A guarded async client (one per model: async connections belong to one event loop)."
+    inner = httpx.AsyncHTTPTransport(limits=_LIMITS, proxy=_proxy_for(base_url))
+    return httpx.AsyncClient(transport=_GuardedTransport(inner, base_url), follow_redirects=True, trust_env=False)
 
 # %% ../../nbs/core/03_llm.ipynb #55dbeaae
 def is_local_server(base_url:Optional[str], # an OpenAI-compatible server's base URL; None for OpenAI's own
                    ) -> bool:
     "Whether the server is on this machine: its host is localhost or a loopback address."
     import ipaddress
-    host = (urlsplit(base_url).hostname or "") if base_url else ""
+    host = httpx.URL(base_url).host if base_url else ""
     if host == "localhost": return True
     try: return ipaddress.ip_address(host).is_loopback
     except ValueError: return False
@@ -107,7 +169,6 @@ def server_model(base_url:str, # an OpenAI-compatible server's base URL
                  timeout:float=5, # seconds to wait for its answer
                 ) -> Optional[str]:
     "The first model the server lists at `/models` (a file's name without its folder and `.gguf`), or None."
-    import httpx
     try:
         r = httpx.get(f"{base_url.rstrip('/')}/models", timeout=timeout, proxy=_proxy_for(base_url), trust_env=False)
         r.raise_for_status()
@@ -183,7 +244,104 @@ def context_too_small(e:openai.BadRequestError, # a 400 from the model server
         "server with a bigger context (python tools/local_llm/serve.py --ctx 16384; llama.cpp's own server: "
         "--ctx-size 16384), or keep to the local budget (gaia-mas --budget local), whose prompts fit 4096 tokens")
 
-# %% ../../nbs/core/03_llm.ipynb #a7c1e009
+# %% ../../nbs/core/03_llm.ipynb #e4278e42
+class ServerChatOpenAI(ChatOpenAI):
+    "`ChatOpenAI` for one agent: it negotiates the JSON format with its server, keeps to the question's deadline and says which server it could not reach."
+    agent: str = "model"
+    repair_cut: bool = True  # whether a reply cut at max_tokens gets one repair call
+
+    @property
+    def server(self) -> str: return str(self.openai_api_base or "https://api.openai.com/v1")
+
+    def _modes(self, kw:dict) -> list:
+        "The response formats to try, best first."
+        fmt = kw.get("response_format")
+        if not (isinstance(fmt, dict) and fmt.get("type") == "json_schema"): return [None]
+        known = server_json_mode(self.server)
+        return [known] if known else list(JSON_MODES)
+
+    def _should_stream(self, *, async_api:bool, run_manager=None, **kw) -> bool:
+        "JSON replies are never streamed, so that they always go through the format negotiation below."
+        return kw.get("response_format") is None and super()._should_stream(async_api=async_api,
+                                                                            run_manager=run_manager, **kw)
+
+    def _fallback(self, e:openai.BadRequestError, modes:list, i:int) -> bool:
+        "Whether to try the next format after a 400."
+        if i + 1 == len(modes) or not _refuses_format(e): return False
+        log.info("model server %s refused response_format %s: %s", self.server, modes[i], str(e)[:200])
+        return True
+
+    def _generate(self, messages, stop=None, run_manager=None, **kw) -> ChatResult:
+        kw.setdefault("timeout", call_timeout(_seconds(self.request_timeout)))
+        modes = self._modes(kw)
+        for i, mode in enumerate(modes):
+            try: result = self._once(messages, stop, run_manager, **_with_mode(kw, mode))
+            except openai.BadRequestError as e:
+                if self._fallback(e, modes, i): continue
+                raise
+            return self._settled(result, mode)
+
+    async def _agenerate(self, messages, stop=None, run_manager=None, **kw) -> ChatResult:
+        kw.setdefault("timeout", call_timeout(_seconds(self.request_timeout)))
+        modes = self._modes(kw)
+        for i, mode in enumerate(modes):
+            try: result = await self._aonce(messages, stop, run_manager, **_with_mode(kw, mode))
+            except openai.BadRequestError as e:
+                if self._fallback(e, modes, i): continue
+                raise
+            return self._settled(result, mode)
+
+    def _once(self, messages, stop, run_manager, **kw) -> ChatResult:
+        "One call through the SDK; a reply cut at max_tokens comes back as it is, with our errors unwrapped."
+        try: return super()._generate(messages, stop, run_manager, **kw)
+        except openai.LengthFinishReasonError as e: return self._create_chat_result(e.completion)
+        except openai.OpenAIError as e: raise self._clear(e) from None
+
+    async def _aonce(self, messages, stop, run_manager, **kw) -> ChatResult:
+        "`_once`, async."
+        try: return await super()._agenerate(messages, stop, run_manager, **kw)
+        except openai.LengthFinishReasonError as e: return self._create_chat_result(e.completion)
+        except openai.OpenAIError as e: raise self._clear(e) from None
+
+    def _clear(self, e:openai.OpenAIError) -> BaseException:
+        "Our clear error for an SDK error (a context too small, a server not reached, a deadline), else `e` itself."
+        ours = context_too_small(e, self.agent, self.server) if isinstance(e, openai.BadRequestError) else _ours(e)
+        return ours or e
+
+    def _settled(self, result:ChatResult, mode:Optional[str]) -> ChatResult:
+        "Remember the server's format, and note on each reply its agent, how its JSON was asked for and its token limit."
+        if mode: _settle(self.server, mode)
+        return _noted(result, agent=self.agent, max_tokens=self.max_tokens, repair_cut=self.repair_cut,
+                      **({"json_mode": mode} if mode else {}))
+
+# %% ../../nbs/core/03_llm.ipynb #fe6d2f0a
+def openai_llm_factory(name:str, # the agent's name, for messages and the response format's name
+                       model:str, # e.g. "gpt-4o-mini"
+                       temperature:float, # sampling temperature
+                       output_schema:Optional[dict]=None, # the agent's output schema
+                       tools:Optional[Sequence]=None, # tools to bind
+                       base_url:Optional[str]=None, # an OpenAI-compatible server; default OPENAI_BASE_URL
+                       timeout:float=120, # seconds per call (cut to the question's deadline)
+                       max_retries:int=6, # retries with exponential backoff on 429, 5xx, time-outs and malformed replies
+                       rate_limiter:Any=None, # an optional LangChain rate limiter
+                       max_tokens:Optional[int]=None, # most tokens in one reply; None for the server's default
+                       repair_cut:bool=True, # repair a reply cut at max_tokens with one more call
+                       json_reply:bool=True, # bind `output_schema` as the JSON response format (False: the caller checks)
+                      ) -> BaseChatModel:
+    "A `ServerChatOpenAI` for one agent, with tools or a JSON response format bound."
+    base_url = base_url or settings().openai_base_url
+    key = reveal(settings().openai_api_key) or ("not-needed" if base_url else None)
+    if not key: raise MissingAPIKeyError(
+        f"OPENAI_API_KEY is not set, so the {name} agent cannot call {model}. Export OPENAI_API_KEY=..., "
+        "or point OPENAI_BASE_URL (or the config's base_url) at an OpenAI-compatible server such as Ollama.")
+    server = base_url or "https://api.openai.com/v1"
+    llm = ServerChatOpenAI(agent=name, model=model, temperature=temperature, base_url=base_url, api_key=key,
+                           timeout=timeout, max_retries=max_retries, rate_limiter=rate_limiter, max_tokens=max_tokens,
+                           repair_cut=repair_cut, http_client=_http_client(server), http_async_client=_async_http_client(server))
+    if tools: return llm.bind_tools(list(tools))
+    if output_schema and json_reply: return with_format(llm, output_schema, name)
+    return llm
+
 def with_format(llm:Any, # a model from `openai_llm_factory` (others are returned as they are)
                 output_schema:dict, # the schema its reply must match
                 name:str, # the schema's name
@@ -191,7 +349,7 @@ def with_format(llm:Any, # a model from `openai_llm_factory` (others are returne
                ) -> Any:
     "`llm` asked for `output_schema`'s JSON; a model that does not repair cut replies gets one its token limit fits."
     base = getattr(llm, "bound", llm)
-    if not is_server_chat(base): return llm
+    if not isinstance(base, ServerChatOpenAI): return llm
     fit = None if base.repair_cut else base.max_tokens
     return base.bind(response_format=json_schema_format(output_schema, name, fit, choices))
 
@@ -203,7 +361,6 @@ def llm_factory(config:AgentConfig, # the agent's configuration
                ) -> BaseChatModel:
     "The chat model `config` describes, with tools or a response format bound."
     if config.provider == "openai":
-        from gaia_mas.core.openai_chat import openai_llm_factory
         return openai_llm_factory(config.name, config.model, config.temperature, config.output_schema, tools,
                                   base_url=config.base_url, max_tokens=config.max_tokens, json_reply=json_reply, **kw)
     if config.provider not in supported_providers():
@@ -275,7 +432,7 @@ def _text(reply:Any) -> str:
 def _for_json(llm:Any, output_schema:dict, component:str) -> Any:
     "`llm` asked for the schema's JSON format, when it talks to an OpenAI-compatible server and has no format yet."
     base, kw = getattr(llm, "bound", llm), getattr(llm, "kwargs", {})
-    if is_server_chat(base) and "response_format" not in kw:
+    if isinstance(base, ServerChatOpenAI) and "response_format" not in kw:
         return base.bind(response_format=json_schema_format(output_schema, component))
     return llm
 
