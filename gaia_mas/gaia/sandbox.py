@@ -19,7 +19,7 @@ __all__ = ['log', 'SYSTEM_DIRS', 'SCRATCH', 'SandboxError', 'sandbox_mode', 'pro
 log = logging.getLogger(__name__)
 
 # %% ../../nbs/gaia/13a_sandbox.ipynb #b7db9e1f
-_WORKER = r"""
+_WORKER_CHANNEL = r"""
 import ast, contextlib, io, json, os, resource, sys, traceback
 REQ, REP = os.dup(0), int(sys.argv[1])
 os.set_inheritable(REP, False)
@@ -34,6 +34,10 @@ def read(n):
 def receive(): return json.loads(read(int.from_bytes(read(8), "big")))
 config = receive()
 NONCE = config.pop("nonce").encode()
+"""
+
+# %% ../../nbs/gaia/13a_sandbox.ipynb #94a69fcf
+_WORKER_SEND = r"""
 def send(obj):
     data = json.dumps(obj).encode()
     data = NONCE + len(data).to_bytes(8, "big") + data
@@ -42,6 +46,10 @@ def forget_channel():
     for fd in (REQ, REP):
         with contextlib.suppress(OSError): os.close(fd)
 os.register_at_fork(after_in_child=forget_channel)
+"""
+
+# %% ../../nbs/gaia/13a_sandbox.ipynb #5dc6a481
+_WORKER_LIMITS = r"""
 if config.get("subreaper"):  # orphans come back to the worker, and the worker dies with the runner
     import ctypes; ctypes.CDLL(None).prctl(36, 1, 0, 0, 0); ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)
 if config.get("uid") is not None:
@@ -51,6 +59,10 @@ for name, value in config["limits"].items():
     value = min(value, resource.getrlimit(kind)[1]) if resource.getrlimit(kind)[1] >= 0 else value
     resource.setrlimit(kind, (value, value))
 del config
+"""
+
+# %% ../../nbs/gaia/13a_sandbox.ipynb #14ae8166
+_WORKER_LOOP = r"""
 ns = {"__name__": "__main__"}
 def run(code):
     tree = ast.parse(code, "<cell>")
@@ -71,6 +83,9 @@ while True:
     send(out.getvalue()[:500_000])
 """
 
+_WORKER = _WORKER_CHANNEL + _WORKER_SEND + _WORKER_LIMITS + _WORKER_LOOP
+
+# %% ../../nbs/gaia/13a_sandbox.ipynb #4483b0ec
 def _report(out:str, memory_mb:int) -> str:
     "The worker's output, with a note when it hit the memory limit."
     if "MemoryError" in out: out += f"\nError: the code exceeded the {memory_mb} MB memory limit."
@@ -98,12 +113,14 @@ def _python_dirs() -> list[str]:
     dirs = sorted({q for p in roots if os.path.isdir(p) for q in (os.path.abspath(p), os.path.realpath(p))})
     return [d for d in dirs if d != "/" and not any(d.startswith(o + "/") for o in dirs)]  # drop folders inside others
 
+# %% ../../nbs/gaia/13a_sandbox.ipynb #98cbf863
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # bound read-only, whole
 
 def _system_bound(d:str) -> bool:
     "Whether folder `d` is one of the system folders or lies inside one (Debian's Python lives in /usr itself)."
     return any(d == s or d.startswith(s + "/") for s in SYSTEM_DIRS)
 
+# %% ../../nbs/gaia/13a_sandbox.ipynb #d07d0dce
 def _system_binds() -> list[str]:
     "bwrap arguments for a read-only view of the system's programs and libraries and a few harmless files of /etc."
     args = []
@@ -113,6 +130,7 @@ def _system_binds() -> list[str]:
     for p in _ETC: args += ["--ro-bind-try", p, p]
     return args
 
+# %% ../../nbs/gaia/13a_sandbox.ipynb #e1337b33
 def _parents(paths:Iterable[str]) -> list[str]:
     "The folders above `paths` that the sandbox must create, outermost first (not /, /tmp or the system folders)."
     found = {str(q) for p in paths for q in pathlib.PurePosixPath(p).parents}
@@ -128,6 +146,7 @@ def _namespaces() -> list[str]:
     return ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
             "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
 
+# %% ../../nbs/gaia/13a_sandbox.ipynb #2f113de1
 def _bwrap_command(bwrap:str, # the bwrap program
                    files:Iterable[str]=(), # files the code may read, each bound alone
                    scratch_mb:int=256, # the size of the private /tmp, the only place the code may write
@@ -163,6 +182,7 @@ def _bwrap_problem(bwrap:str) -> Optional[str]:
 class SandboxError(RuntimeError):
     "The sandbox that was asked for cannot run on this machine."
 
+# %% ../../nbs/gaia/13a_sandbox.ipynb #f7aa77a9
 def _unisolated_line(problem:str) -> str:
     "The one console line that says model code runs unisolated, why, and the fix."
     if problem.startswith("GAIA_MAS_SANDBOX="): fix = "unset GAIA_MAS_SANDBOX to run it under bubblewrap"
@@ -171,6 +191,7 @@ def _unisolated_line(problem:str) -> str:
     return (f"gaia-mas: warning: model-written Python runs UNISOLATED, with your files, processes and API keys in "
             f"reach ({problem}). Fix: {fix}; --require-sandbox or GAIA_MAS_SANDBOX=bwrap refuses to run without it.")
 
+# %% ../../nbs/gaia/13a_sandbox.ipynb #81a0896b
 _told = []
 def _tell_once(line:str):
     "Print `line` on the console (standard error) once per process, and log it where logging is set up."
@@ -178,6 +199,7 @@ def _tell_once(line:str):
     _told.append(line); print(line, file=sys.stderr, flush=True)
     if log.hasHandlers(): log.warning("%s", line)  # with no handler, logging's last resort would print it again
 
+# %% ../../nbs/gaia/13a_sandbox.ipynb #ab4ae49f
 def sandbox_mode() -> str:
     "How model code runs, 'bwrap' (isolated) or 'process' (unisolated), from `GAIA_MAS_SANDBOX` and what works here."
     want = settings().sandbox.strip().lower() or "auto"
@@ -204,6 +226,7 @@ def _proc_table() -> dict:
             except (OSError, ValueError, IndexError): continue
     return table
 
+# %% ../../nbs/gaia/13a_sandbox.ipynb #159fd562
 def _marked(marker:str) -> set:
     "Live processes whose environment carries the session's marker."
     found, tag = set(), f"GAIA_MAS_SANDBOX_SESSION={marker}".encode()
@@ -215,6 +238,7 @@ def _marked(marker:str) -> set:
         except OSError: continue
     return found
 
+# %% ../../nbs/gaia/13a_sandbox.ipynb #a550ef32
 def _descendants(root:int) -> set:
     "Live processes below `root` in the process tree."
     table, found, todo = _proc_table(), set(), [root]
@@ -226,10 +250,12 @@ def _descendants(root:int) -> set:
             if k not in found: found.add(k); todo.append(k)
     return found
 
+# %% ../../nbs/gaia/13a_sandbox.ipynb #0afdf594
 def _nproc_limit(uid:int, margin:int=64) -> int:
     "A process limit for the worker: `margin` more tasks than the user `uid` already runs (the kernel counts them all)."
     return sum(t for _, _, u, t in _proc_table().values() if u == uid) + margin
 
+# %% ../../nbs/gaia/13a_sandbox.ipynb #296498bd
 def _kill_all(proc:subprocess.Popen, marker:str):
     "SIGKILL everything the worker started (its tree, its group, strays with its marker), then the worker; reap it."
     for _ in range(100):
@@ -255,23 +281,27 @@ def _tree(root:int) -> list[int]:
                 with open(f"/proc/{pid}/task/{tid}/children") as f: todo += map(int, f.read().split())
     return found
 
+# %% ../../nbs/gaia/13a_sandbox.ipynb #e7810990
 def _resident_kb(pid:int) -> int:
     "The process's resident size in KB (pages it shares with others included); 0 once it is gone."
     with contextlib.suppress(OSError, ValueError, IndexError):
         with open(f"/proc/{pid}/statm") as f: return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
     return 0
 
+# %% ../../nbs/gaia/13a_sandbox.ipynb #442dc605
 def _proportional_kb(pid:int) -> int:
     "The process's proportional set size in KB (each shared page split among its sharers), else its resident size."
     with contextlib.suppress(OSError, StopIteration, ValueError):
         with open(f"/proc/{pid}/smaps_rollup") as f: return next(int(l.split()[1]) for l in f if l.startswith("Pss:"))
     return _resident_kb(pid)
 
+# %% ../../nbs/gaia/13a_sandbox.ipynb #9da13084
 def _tasks(pid:int) -> int:
     "The number of threads of a process; 0 once it is gone."
     try: return len(os.listdir(f"/proc/{pid}/task"))
     except OSError: return 0
 
+# %% ../../nbs/gaia/13a_sandbox.ipynb #7bd736ba
 def process_tree_usage(root:int, # the process at the top of the tree
                        exact_above_mb:float=0, # count shared pages once only when the resident sizes add up to more
                       ) -> tuple[int, int]:
@@ -292,6 +322,7 @@ def _attachment_binds(path:Optional[str], # the task's attachment, if any
         return [], f"Note: {name} is not readable here: {why}; tools never read gold answers."
     return (sorted({os.path.abspath(path), os.path.realpath(path)}) if os.path.isfile(path) else []), ""
 
+# %% ../../nbs/gaia/13a_sandbox.ipynb #3d25f314
 class PythonSession:
     "A sandboxed Python worker whose variables and imports persist between `run` calls, like a notebook kernel."
     def __init__(self, timeout:float=30, # seconds each call may take (cut to the question's deadline)
@@ -315,6 +346,7 @@ class PythonSession:
 class _Stopped(Exception):
     "The worker did not answer properly: it timed out, exited or garbled its reply."
 
+# %% ../../nbs/gaia/13a_sandbox.ipynb #1dc7005b
 def _write_all(fd:int, data:bytes, deadline:float):
     "Write `data` to the non-blocking `fd` before `deadline`, or raise `_Stopped`."
     with selectors.DefaultSelector() as sel:
@@ -326,6 +358,7 @@ def _write_all(fd:int, data:bytes, deadline:float):
             except BlockingIOError: continue
             except OSError: raise _Stopped("exited") from None
 
+# %% ../../nbs/gaia/13a_sandbox.ipynb #f19b151f
 def _read_frame(fd:int, nonce:bytes, deadline:float, most:int=8_000_000):
     "Read one reply `nonce + 8-byte length + JSON` from the non-blocking `fd` before `deadline`; never blocks."
     buf, head = bytearray(), len(nonce) + 8
@@ -354,6 +387,7 @@ def _per_namespace_nproc() -> bool:
         return tuple(int(x) for x in re.findall(r"\d+", os.uname().release)[:2]) >= (5, 14)
     return False
 
+# %% ../../nbs/gaia/13a_sandbox.ipynb #fc1a50dc
 def _worker_limits(s:PythonSession, uid:Optional[int]) -> dict:
     "The rlimits the worker sets on itself before running any code."
     limits = dict(
@@ -376,10 +410,12 @@ def _spawner():
     from concurrent.futures import ThreadPoolExecutor
     return ThreadPoolExecutor(1, thread_name_prefix="gaia_mas-sandbox")
 
+# %% ../../nbs/gaia/13a_sandbox.ipynb #3f4da162
 def _spawn(cmd:list, **kw) -> subprocess.Popen:
     "`Popen` from the long-lived spawner thread (`--die-with-parent` fires when the *thread* that started bwrap ends)."
     return _spawner().submit(subprocess.Popen, cmd, **kw).result()
 
+# %% ../../nbs/gaia/13a_sandbox.ipynb #3c0a4dce
 def _alive(pid:int) -> bool:
     "Whether a process with this id exists."
     try: os.kill(pid, 0)
@@ -387,6 +423,7 @@ def _alive(pid:int) -> bool:
     except PermissionError: pass
     return True
 
+# %% ../../nbs/gaia/13a_sandbox.ipynb #bed8ac5a
 def _host_scratch() -> str:
     "A new scratch folder on the host for the unisolated worker; first, those of this user's runners that died go."
     for d in pathlib.Path(tempfile.gettempdir()).glob("gaia_repl_*_*"):
@@ -417,6 +454,7 @@ def _start(self:PythonSession, deadline:float):
     self._send(config, deadline)
     _read_frame(self._rep, self._nonce, deadline)
 
+# %% ../../nbs/gaia/13a_sandbox.ipynb #f823ac6b
 @patch
 def _watch(self:PythonSession, proc:subprocess.Popen, marker:str, every:float=0.05):
     "Until the worker ends, every `every` s: over the memory or the process budget, say why and kill the sandbox."
@@ -430,6 +468,7 @@ def _watch(self:PythonSession, proc:subprocess.Popen, marker:str, every:float=0.
         if self.over: _kill_all(proc, marker); return
         time.sleep(every)
 
+# %% ../../nbs/gaia/13a_sandbox.ipynb #e2557a08
 @patch
 def _send(self:PythonSession, obj, deadline:float):
     "Send one request, length-prefixed JSON, to the worker."
@@ -446,6 +485,7 @@ def close(self:PythonSession):
     try: self._close()
     finally: self._lock.release()
 
+# %% ../../nbs/gaia/13a_sandbox.ipynb #158904fe
 @patch
 def _close(self:PythonSession):
     "`close`, with the lock held."
@@ -470,6 +510,7 @@ def _stopped(self:PythonSession, why:str, limit:float) -> str:
     if why == "exited": return f"Error: the interpreter exited (code {rc}). {lost}"
     return f"Error: the interpreter's reply was garbled (did the code write to its control channel?). {lost}"
 
+# %% ../../nbs/gaia/13a_sandbox.ipynb #a6c92bda
 @patch
 def run(self:PythonSession, code:str, # the code of one cell
        ) -> str:
