@@ -10,6 +10,7 @@ from typing import Iterable, Optional
 from fastcore.basics import patch
 from ..core.utils import call_timeout
 from .integrity import attachment_problem, file_gold_reason
+from .sandbox_worker import WORKER
 from ..core.settings import settings
 
 # %% auto #0
@@ -17,73 +18,6 @@ __all__ = ['log', 'SYSTEM_DIRS', 'SCRATCH', 'SandboxError', 'sandbox_mode', 'pro
 
 # %% ../../nbs/gaia/13a_sandbox.ipynb #a95b191c
 log = logging.getLogger(__name__)
-
-# %% ../../nbs/gaia/13a_sandbox.ipynb #b7db9e1f
-_WORKER_CHANNEL = r"""
-import ast, contextlib, io, json, os, resource, sys, traceback
-REQ, REP = os.dup(0), int(sys.argv[1])
-os.set_inheritable(REP, False)
-os.dup2(os.open(os.devnull, os.O_RDONLY), 0); sys.stdin = open(os.devnull)
-def read(n):
-    buf = b""
-    while len(buf) < n:
-        chunk = os.read(REQ, n - len(buf))
-        if not chunk: os._exit(0)
-        buf += chunk
-    return buf
-def receive(): return json.loads(read(int.from_bytes(read(8), "big")))
-config = receive()
-NONCE = config.pop("nonce").encode()
-"""
-
-# %% ../../nbs/gaia/13a_sandbox.ipynb #94a69fcf
-_WORKER_SEND = r"""
-def send(obj):
-    data = json.dumps(obj).encode()
-    data = NONCE + len(data).to_bytes(8, "big") + data
-    while data: data = data[os.write(REP, data):]
-def forget_channel():
-    for fd in (REQ, REP):
-        with contextlib.suppress(OSError): os.close(fd)
-os.register_at_fork(after_in_child=forget_channel)
-"""
-
-# %% ../../nbs/gaia/13a_sandbox.ipynb #5dc6a481
-_WORKER_LIMITS = r"""
-if config.get("subreaper"):  # orphans come back to the worker, and the worker dies with the runner
-    import ctypes; ctypes.CDLL(None).prctl(36, 1, 0, 0, 0); ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)
-if config.get("uid") is not None:
-    os.setgroups([]); os.setgid(config["uid"]); os.setuid(config["uid"])
-for name, value in config["limits"].items():
-    kind = getattr(resource, name)
-    value = min(value, resource.getrlimit(kind)[1]) if resource.getrlimit(kind)[1] >= 0 else value
-    resource.setrlimit(kind, (value, value))
-del config
-"""
-
-# %% ../../nbs/gaia/13a_sandbox.ipynb #14ae8166
-_WORKER_LOOP = r"""
-ns = {"__name__": "__main__"}
-def run(code):
-    tree = ast.parse(code, "<cell>")
-    last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-    exec(compile(tree, "<cell>", "exec"), ns)
-    if last is not None:
-        value = eval(compile(ast.Expression(last.value), "<cell>", "eval"), ns)
-        if value is not None: print(repr(value))
-send({"ready": True})
-while True:
-    code, out = receive(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        try: run(code)
-        except BaseException as e:
-            tb = e.__traceback__
-            while tb is not None and tb.tb_frame.f_code.co_filename != "<cell>": tb = tb.tb_next
-            traceback.print_exception(type(e), e, tb)
-    send(out.getvalue()[:500_000])
-"""
-
-_WORKER = _WORKER_CHANNEL + _WORKER_SEND + _WORKER_LIMITS + _WORKER_LOOP
 
 # %% ../../nbs/gaia/13a_sandbox.ipynb #4483b0ec
 def _report(out:str, memory_mb:int) -> str:
@@ -443,7 +377,7 @@ def _start(self:PythonSession, deadline:float):
         if os.geteuid() == 0: uid = 65534  # root is exempt from the process limit
     else: self.cwd = self.scratch = _host_scratch(); cmd, kw = [sys.executable, "-I", "-c"], dict(cwd=self.cwd)
     (req_r, self._req), (self._rep, rep_w) = os.pipe(), os.pipe()
-    try: self.proc = _spawn(cmd + [_WORKER, str(rep_w)], stdin=req_r, stdout=subprocess.DEVNULL,
+    try: self.proc = _spawn(cmd + [WORKER, str(rep_w)], stdin=req_r, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, pass_fds=(rep_w,), start_new_session=True,
                             env=_sandbox_env(self.cwd, self.marker), **kw)
     finally: os.close(req_r); os.close(rep_w)
