@@ -222,6 +222,17 @@ def _vote_text(x:dict) -> str:
     "How a voted run's vote went: '2 of 3 runs agree'; '' for a run that was not a vote."
     return f"{x['votes'][0]['count']} of {x['vote_runs']} runs agree" if x.get("votes") else ""
 
+# %% ../../nbs/gaia/25a_report.ipynb #75681b39
+def _question_line(q:dict, k:int) -> str:
+    "The line of question row `q` in a report of `k` repeats."
+    mark = lambda x: "✓ " if x["correct"] else "✗ " if x["correct"] is False else "  "
+    marks = [mark(x) + cut(x["answer"] or x["failure"]) for x in q["runs"]]
+    notes = [f"vote: {v}" for x in q["runs"] if (v := _vote_text(x))]
+    notes += ["ran without its attachment"] if any(x["missing_attachment"] for x in q["runs"]) else []
+    return (f"  {cut(q['task_id'], 10):<10} {str(q['level'] or ''):<3} {cut(q['gold']):<14} "
+            + " ".join(f"{m:<16}" for m in marks) + f" {q['correct']}/{k}"
+            + (f"    {q['agreement']:.0%}" if k > 1 else "") + "".join(f"  ({n})" for n in notes))
+
 # %% ../../nbs/gaia/25a_report.ipynb #b8ff8333
 def _question_lines(report:dict) -> list[str]:
     "One line per question: each repeat's answer marked right or wrong, the right count, how its repeats agree "
@@ -229,15 +240,7 @@ def _question_lines(report:dict) -> list[str]:
     k = report["repeats"]
     repeats = " ".join(f"{'r' + str(r):<16}" for r in range(k))
     lines = [f"  {'task':<10} {'lvl':<3} {'gold':<14} {repeats} right" + ("  repeats agree" if k > 1 else "")]
-    for q in report["questions"]:
-        mark = lambda x: "✓ " if x["correct"] else "✗ " if x["correct"] is False else "  "
-        marks = [mark(x) + cut(x["answer"] or x["failure"]) for x in q["runs"]]
-        notes = [f"vote: {v}" for x in q["runs"] if (v := _vote_text(x))]
-        notes += ["ran without its attachment"] if any(x["missing_attachment"] for x in q["runs"]) else []
-        lines.append(f"  {cut(q['task_id'], 10):<10} {str(q['level'] or ''):<3} {cut(q['gold']):<14} "
-                     + " ".join(f"{m:<16}" for m in marks) + f" {q['correct']}/{k}"
-                     + (f"    {q['agreement']:.0%}" if k > 1 else "") + "".join(f"  ({n})" for n in notes))
-    return lines
+    return lines + [_question_line(q, k) for q in report["questions"]]
 
 # %% ../../nbs/gaia/25a_report.ipynb #f43fda71
 def _level_line(l:str, x:dict, k:int) -> str:
