@@ -89,19 +89,29 @@ def _linked_out(given:Path) -> Optional[str]:
             return link_problem(f)
     return None
 
+# %% ../../nbs/gaia/15_file_tools.ipynb #a7a79328
+def _resolve_given(given:Path, # the path the model gave
+                   bases:list[Path], # the folders a relative path may start from, in order
+                  ) -> Path:
+    "`given` resolved, a relative path against the first of `bases` that holds it."
+    if given.is_absolute(): return given.resolve()
+    return next((b/given for b in bases if (b/given).exists()), (bases[0] if bases else Path.cwd())/given).resolve()
+
+# %% ../../nbs/gaia/15_file_tools.ipynb #3674ec0b
+def _not_readable(file_path, files:list[Path], roots:list[Path]) -> FileAccessError:
+    "The error for `file_path`, which is none of `files` and in none of `roots`."
+    where = ", ".join(map(str, [*files, *(f"{r}/" for r in roots)])) or "none: this task has no attachment"
+    return FileAccessError(f"Refused: {file_path} is not a file tools may read here (only: {where}). "
+                           "Read the task's attachment, or add the folder to GAIA_MAS_ALLOWED_ROOTS.")
+
 # %% ../../nbs/gaia/15_file_tools.ipynb #0c57f2cd
 def checked_path(file_path:str|Path, # the path the model gave: absolute, relative, or a bare file name
                 ) -> Path:
     "The resolved path of `file_path`, if tools may read it; else `FileAccessError`, before any reader opens it."
     files, roots, given = allowed_files(), allowed_roots(), Path(str(file_path)).expanduser()
     if why := _linked_out(given): raise FileAccessError(f"Refused: {why}.")
-    bases, p = [*(f.parent for f in files), *roots], given
-    if not p.is_absolute(): p = next((b/p for b in bases if (b/p).exists()), (bases[0] if bases else Path.cwd())/p)
-    p = p.resolve()
-    if not _readable(p):
-        where = ", ".join(map(str, [*files, *(f"{r}/" for r in roots)])) or "none: this task has no attachment"
-        raise FileAccessError(f"Refused: {file_path} is not a file tools may read here (only: {where}). "
-                              "Read the task's attachment, or add the folder to GAIA_MAS_ALLOWED_ROOTS.")
+    p = _resolve_given(given, [*(f.parent for f in files), *roots])
+    if not _readable(p): raise _not_readable(file_path, files, roots)
     if why := file_gold_reason(given, p): raise FileAccessError(f"Refused: {why}; tools never read gold answers.")
     if why := file_problem(p): raise FileAccessError(f"Refused: {why}.")
     return p
@@ -205,6 +215,8 @@ _IMAGE_TYPES = {
     ".gif": "image/gif",
     ".webp": "image/webp",
 }
+
+# %% ../../nbs/gaia/15_file_tools.ipynb #c711639e
 _vision: contextvars.ContextVar = contextvars.ContextVar("gaia_mas_vision_model", default=None)
 
 @contextlib.contextmanager
@@ -228,6 +240,13 @@ def vision_model():
         max_retries=2,
     )
 
+# %% ../../nbs/gaia/15_file_tools.ipynb #b9d12c1c
+def _png_bytes(img) -> bytes:
+    "The PIL image `img`, encoded as PNG."
+    buf = io.BytesIO()
+    img.save(buf, "PNG")
+    return buf.getvalue()
+
 # %% ../../nbs/gaia/15_file_tools.ipynb #0364429f
 def image_data_url(path:str|Path) -> str:
     "The image as a base64 data URL, shrunk to at most 2,048 pixels a side."
@@ -238,9 +257,7 @@ def image_data_url(path:str|Path) -> str:
             mime, data = _IMAGE_TYPES[Path(path).suffix.lower()], Path(path).read_bytes()
         else:
             img.thumbnail((2048, 2048))
-            buf = io.BytesIO()
-            img.save(buf, "PNG")
-            mime, data = "image/png", buf.getvalue()
+            mime, data = "image/png", _png_bytes(img)
     return f"data:{mime};base64,{base64.b64encode(data).decode()}"
 
 # %% ../../nbs/gaia/15_file_tools.ipynb #89bab7c0
@@ -257,6 +274,11 @@ def describe_image(path:str|Path, # the image
     )
     try: model = vision_model()
     except MissingAPIKeyError as e: raise ToolUnavailable(f"images cannot be read: {e}") from None
+    return _ask_vision(model, msg)
+
+# %% ../../nbs/gaia/15_file_tools.ipynb #163aaa6e
+def _ask_vision(model, msg) -> str:
+    "The answer of vision `model` to `msg`; `ToolUnavailable` when it cannot read images."
     name = getattr(model, "model_name", None) or getattr(model, "name", "the vision model")
     try: return str(model.invoke([msg]).content)
     except Exception as e:
@@ -273,25 +295,27 @@ def image_tool(file_path:str, # path of the image (.png, .jpg, .gif, .webp)
     "Look at an image with a vision model and answer a question about it."
     return bounded(describe_image(file_path, question))
 
+# %% ../../nbs/gaia/15_file_tools.ipynb #ed8a5356
+def _transcription_client():
+    "An OpenAI client for the transcription API, with the settings' key, server and timeout."
+    import openai
+    base = settings().openai_base_url
+    key = reveal(settings().openai_api_key) or ("not-needed" if base else None)
+    if not key:
+        raise ToolUnavailable("OPENAI_API_KEY is not set, so audio cannot be transcribed. Export OPENAI_API_KEY, "
+                              "or set OPENAI_BASE_URL to an OpenAI-compatible server.")
+    return openai.OpenAI(api_key=key, base_url=base, max_retries=2,
+                         timeout=bounded_timeout(settings().transcribe_timeout))
+
 # %% ../../nbs/gaia/15_file_tools.ipynb #41f1b4e7
 _AUDIO_TYPES = (".mp3", ".wav", ".m4a", ".mp4", ".mpeg", ".mpga", ".ogg", ".webm", ".flac")
 
 def transcribe_audio(path:str|Path) -> str:
     "The transcript of an audio file, from OpenAI's transcription API."
     import openai
-    base = settings().openai_base_url
-    key = reveal(settings().openai_api_key) or ("not-needed" if base else None)
-    if not key:
-        raise ToolUnavailable("OPENAI_API_KEY is not set, so audio cannot be transcribed. Export OPENAI_API_KEY, "
-                                      "or set OPENAI_BASE_URL to an OpenAI-compatible server.")
+    client = _transcription_client()
     if Path(path).stat().st_size > 25 * 2**20: raise ToolUnavailable(f"{Path(path).name} is over the API's 25 MB limit")
     model = settings().transcribe_model
-    client = openai.OpenAI(
-        api_key=key,
-        base_url=base,
-        max_retries=2,
-        timeout=bounded_timeout(settings().transcribe_timeout),
-    )
     try:
         with open(path, "rb") as f: text = client.audio.transcriptions.create(model=model, file=f).text
     except openai.APIConnectionError as e:
@@ -309,8 +333,6 @@ def audio_transcription_tool(file_path:str, # path of the audio file (.mp3, .wav
     return bounded(transcribe_audio(file_path), offset)
 
 # %% ../../nbs/gaia/15_file_tools.ipynb #8d5579d7
-_MEMBER_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,8}")
-
 def zip_text(path:str|Path, # the .zip file
              member:str="", # read only this member; all when empty
             ) -> str:
@@ -325,6 +347,8 @@ def zip_text(path:str|Path, # the .zip file
         return "\n\n".join([listing, *(f"=== {i.filename} ===\n{_member_text(z, i, Path(d))}" for i in infos)])
 
 # %% ../../nbs/gaia/15_file_tools.ipynb #d7e37275
+_MEMBER_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,8}")  # a member's suffix we keep
+
 def _member_text(z:zipfile.ZipFile, info:zipfile.ZipInfo, d:Path) -> str:
     "One member's text, read from the archive into a file named by us; or why it was not read."
     try:
@@ -334,12 +358,17 @@ def _member_text(z:zipfile.ZipFile, info:zipfile.ZipInfo, d:Path) -> str:
         if why := gold_reason(info.filename, data[:2**20]): return f"[refused: {why}; tools never read gold answers]"
         tmp = d/("member" + (suffix if _MEMBER_SUFFIX.fullmatch(suffix) else ""))
         tmp.write_bytes(data)
-        try:
-            if tmp.suffix.lower() == ".zip":
-                with zipfile.ZipFile(tmp) as inner: return "A zip archive holding: " + ", ".join(inner.namelist())
-            return read_any(tmp)
-        finally: tmp.unlink()
+        return _saved_member_text(tmp)
     except Exception as e: return f"[could not read: {type(e).__name__}: {str(e)[:200]}]"
+
+# %% ../../nbs/gaia/15_file_tools.ipynb #43ccd016
+def _saved_member_text(tmp:Path) -> str:
+    "The text of the member saved as `tmp`, which is then deleted."
+    try:
+        if tmp.suffix.lower() == ".zip":
+            with zipfile.ZipFile(tmp) as inner: return "A zip archive holding: " + ", ".join(inner.namelist())
+        return read_any(tmp)
+    finally: tmp.unlink()
 
 # %% ../../nbs/gaia/15_file_tools.ipynb #3150e328
 READERS = {
@@ -354,6 +383,7 @@ READERS = {
     **{e: transcribe_audio for e in _AUDIO_TYPES},
 }
 
+# %% ../../nbs/gaia/15_file_tools.ipynb #cc8c5891
 def read_any(path:str|Path) -> str:
     "The text of any attachment, from the reader its extension calls for (text for the rest)."
     return READERS.get(Path(path).suffix.lower(), plain_text)(path)
