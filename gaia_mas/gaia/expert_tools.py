@@ -6,6 +6,7 @@
 from __future__ import annotations
 import ast, contextlib, contextvars, functools, logging, math, operator, os, re
 from typing import Callable, Iterable, Optional
+from fastcore.basics import patch
 from langchain_core.tools import BaseTool, tool
 from ..core.utils import truncate_text
 from .sandbox import PythonSession, SandboxError
@@ -47,12 +48,14 @@ class ToolSet(list):
         super().__init__(tools)
         self.scopes = list(scopes)
 
-    @contextlib.contextmanager
-    def step_scope(self, state:Optional[dict]=None):
-        "Enter every scope for one step of the graph; leave them, in reverse order, when the step ends."
-        with contextlib.ExitStack() as stack:
-            for scope in self.scopes: stack.enter_context(scope(state or {}))
-            yield self
+# %% ../../nbs/gaia/13_expert_tools.ipynb #e9ea249a
+@patch
+@contextlib.contextmanager
+def step_scope(self:ToolSet, state:Optional[dict]=None):
+    "Enter every scope for one step of the graph; leave them, in reverse order, when the step ends."
+    with contextlib.ExitStack() as stack:
+        for scope in self.scopes: stack.enter_context(scope(state or {}))
+        yield self
 
 # %% ../../nbs/gaia/13_expert_tools.ipynb #7399879f
 @functools.cache
@@ -93,6 +96,19 @@ def _quantity(text:str):
     if not m: return ureg.Quantity(text)
     return ureg.Quantity(float(m.group(1).replace(",", "").replace("_", "")), m.group(2).strip() or "dimensionless")
 
+# %% ../../nbs/gaia/13_expert_tools.ipynb #40874abe
+def _convert(quantity:str, to_unit:str):
+    "`quantity` in `to_unit`, a pint quantity; `ValueError` saying why when pint cannot convert it."
+    import pint
+    try: return _quantity(quantity).to(to_unit)
+    except pint.DimensionalityError as e: raise ValueError(f"Cannot convert {quantity!r} to {to_unit!r}: {e}") from None
+    except pint.UndefinedUnitError as e:
+        raise ValueError(f"Unknown unit: {e}. Check its spelling, e.g. 'meter', 'ft', 'degC'.") from None
+    except Exception as e:  # pint's parser raises many kinds of error on odd text
+        raise ValueError(
+            f"Cannot read {quantity!r} / {to_unit!r} as a quantity and a unit: {type(e).__name__}: {e}"[:300]
+        ) from None
+
 # %% ../../nbs/gaia/13_expert_tools.ipynb #87392cb6
 @doc_tool
 def unit_converter(quantity:str, # a value with its unit, e.g. '10 meters', '5 kg', '32 fahrenheit'
@@ -101,15 +117,7 @@ def unit_converter(quantity:str, # a value with its unit, e.g. '10 meters', '5 k
     "Convert a quantity to another unit, e.g. quantity='32 degF', to_unit='degC'."
     log.info("Unit converter converting %s to %s", quantity[:80], to_unit[:80])
     _check_unit_text(quantity, "quantity", _MAX_QTY); _check_unit_text(to_unit, "target unit", _MAX_UNIT)
-    import pint
-    try: result = _quantity(quantity).to(to_unit)
-    except pint.DimensionalityError as e: raise ValueError(f"Cannot convert {quantity!r} to {to_unit!r}: {e}") from None
-    except pint.UndefinedUnitError as e:
-        raise ValueError(f"Unknown unit: {e}. Check its spelling, e.g. 'meter', 'ft', 'degC'.") from None
-    except Exception as e:  # pint's parser raises many kinds of error on odd text
-        raise ValueError(
-            f"Cannot read {quantity!r} / {to_unit!r} as a quantity and a unit: {type(e).__name__}: {e}"[:300]
-        ) from None
+    result = _convert(quantity, to_unit)
     return f"{round(result.magnitude, 12) + 0.0:.10g} {result.units:~P}".strip()
 
 # %% ../../nbs/gaia/13_expert_tools.ipynb #67b2e602
@@ -118,6 +126,8 @@ _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
 _UNOPS = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 _CMPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
          ast.Eq: operator.eq, ast.NotEq: operator.ne}
+
+# %% ../../nbs/gaia/13_expert_tools.ipynb #e833110a
 _SEQ_FUNCS = {"min": min, "max": max, "sum": sum, "fsum": math.fsum, "prod": math.prod}
 _FUNCS = {k: v for k, v in vars(math).items() if callable(v) and not k.startswith("_")} | \
          {"abs": abs, "round": round} | _SEQ_FUNCS
@@ -127,6 +137,8 @@ _BIG_ARG = {
     "comb": 20_000,
     "perm": 20_000,
 }  # largest argument of the functions whose results explode
+
+# %% ../../nbs/gaia/13_expert_tools.ipynb #9890fcc1
 _MAX_BITS, _MAX_CHARS, _MAX_NODES, _MAX_DEPTH, _MAX_SHOWN = 100_000, 1_000, 400, 40, 1_000
 
 def _check_tree(tree:ast.AST):
@@ -203,19 +215,24 @@ def _show(x) -> str:
     s = str(x)
     return s if len(s) <= _MAX_SHOWN else s[:_MAX_SHOWN] + f"... [cut: {len(s):,} characters]"
 
+# %% ../../nbs/gaia/13_expert_tools.ipynb #f03f9fc7
+def _parse(expression:str) -> ast.Expression:
+    "The syntax tree of `expression`; `ValueError` when it is too long or not an expression."
+    if len(expression) > _MAX_CHARS:
+        raise ValueError(
+            f"The expression is {len(expression):,} characters long; the calculator takes at most {_MAX_CHARS:,}."
+        )
+    try: return ast.parse(expression.strip(), mode="eval")
+    except (SyntaxError, MemoryError, RecursionError) as e:
+        raise ValueError(f"Cannot parse {expression[:80]!r}: {getattr(e, 'msg', type(e).__name__)}") from None
+
 # %% ../../nbs/gaia/13_expert_tools.ipynb #32503fa3
 @doc_tool
 def calculator(expression:str, # an arithmetic expression, e.g. '2 * (3 + 4) / sqrt(16)'
               ) -> str:
     "Evaluate an arithmetic expression: numbers, + - * / // % **, comparisons, and math functions and constants."
     log.info("Calculator evaluating %s", expression[:200])
-    if len(expression) > _MAX_CHARS:
-        raise ValueError(
-            f"The expression is {len(expression):,} characters long; the calculator takes at most {_MAX_CHARS:,}."
-        )
-    try: tree = ast.parse(expression.strip(), mode="eval")
-    except (SyntaxError, MemoryError, RecursionError) as e:
-        raise ValueError(f"Cannot parse {expression[:80]!r}: {getattr(e, 'msg', type(e).__name__)}") from None
+    tree = _parse(expression)
     try: _check_tree(tree); return _show(_eval(tree))
     except (ArithmeticError, ValueError, TypeError, RecursionError) as e:
         raise ValueError(f"Cannot compute {expression[:80]!r}: {e}") from None
@@ -238,17 +255,19 @@ def python_session(state:Optional[dict]=None, # the graph state; its `file`, the
         try: yield s
         finally: _session.reset(token)
 
+# %% ../../nbs/gaia/13_expert_tools.ipynb #3f0e35bd
+def _run_code(code:str) -> str:
+    "The output of `code`, run in this expert run's session, or in a fresh one when there is none."
+    if (s := _session.get()) is not None: return s.run(code)
+    with PythonSession(**_limits()) as s: return s.run(code)
+
 # %% ../../nbs/gaia/13_expert_tools.ipynb #9e3d1087
 @doc_tool
 def python_repl_tool(code:str, # Python code to run; print() what you want to see, or end with an expression
                     ) -> str:
     "Run Python code in a sandboxed interpreter; variables and imports persist between calls in the same expert run."
     log.info("Executing python code (%d chars)", len(code))
-    s = _session.get()
-    try:
-        if s is None:
-            with PythonSession(**_limits()) as s: out = s.run(code)
-        else: out = s.run(code)
+    try: out = _run_code(code)
     except SandboxError as e: log.error("%s", e); return f"Error: {e}"
     except OSError as e:
         log.error("Cannot start the Python sandbox: %s", e); return f"Error: the Python sandbox could not start: {e}"
