@@ -69,18 +69,20 @@ class MCPSession:
         self._session = self._task = self._stop = None
         self._lock = asyncio.Lock()
 
-    async def _serve(self, ready:asyncio.Future):
-        "Connect, hand the session to `ready`, and keep it open until stopped."
-        from mcp import ClientSession
-        try: from mcp.client.streamable_http import streamable_http_client as connect
-        except ImportError: from mcp.client.streamable_http import streamablehttp_client as connect  # mcp < 1.24
-        try:
-            async with connect(self.url) as (read, write, _), ClientSession(read, write) as session:
-                await session.initialize()
-                self._stop = asyncio.Event(); ready.set_result(session)
-                await self._stop.wait()
-        except BaseException as e:
-            if not ready.done(): ready.set_exception(e)
+# %% ../../nbs/gaia/17_browser.ipynb #ff307f64
+@patch
+async def _serve(self:MCPSession, ready:asyncio.Future):
+    "Connect, hand the session to `ready`, and keep it open until stopped."
+    from mcp import ClientSession
+    try: from mcp.client.streamable_http import streamable_http_client as connect
+    except ImportError: from mcp.client.streamable_http import streamablehttp_client as connect  # mcp < 1.24
+    try:
+        async with connect(self.url) as (read, write, _), ClientSession(read, write) as session:
+            await session.initialize()
+            self._stop = asyncio.Event(); ready.set_result(session)
+            await self._stop.wait()
+    except BaseException as e:
+        if not ready.done(): ready.set_exception(e)
 
 # %% ../../nbs/gaia/17_browser.ipynb #d7d06b7b
 @patch
@@ -157,19 +159,26 @@ class StepRouter:
         s = MCPSession(self.url)
         try: return await s.list_tools(cursor)
         finally: await s.aclose()
-    async def call_tool(self, name:str, arguments:Optional[dict]=None, **kw):
-        s = _step_session.get()
-        if s is not None and s.url == self.url: return await s.call_tool(name, arguments)
-        if self._own is None: self._own = MCPSession(self.url)
-        own = self._own
-        try: return await own.call_tool(name, arguments)
-        except BaseException:
-            if self._own is own: self._own = None
-            await own.aclose(); raise
-    async def aclose(self):
-        "Close the session used outside research steps."
-        own, self._own = self._own, None
-        if own is not None: await own.aclose()
+
+# %% ../../nbs/gaia/17_browser.ipynb #b61cee9a
+@patch
+async def call_tool(self:StepRouter, name:str, arguments:Optional[dict]=None, **kw):
+    "Send one tool call to the session of the step in progress, else to the router's own."
+    s = _step_session.get()
+    if s is not None and s.url == self.url: return await s.call_tool(name, arguments)
+    if self._own is None: self._own = MCPSession(self.url)
+    own = self._own
+    try: return await own.call_tool(name, arguments)
+    except BaseException:
+        if self._own is own: self._own = None
+        await own.aclose(); raise
+
+# %% ../../nbs/gaia/17_browser.ipynb #cdf0bca5
+@patch
+async def aclose(self:StepRouter):
+    "Close the session used outside research steps."
+    own, self._own = self._own, None
+    if own is not None: await own.aclose()
 
 # %% ../../nbs/gaia/17_browser.ipynb #38b81f0a
 def _as_text(content) -> str:
@@ -196,20 +205,26 @@ def refused_url(args:dict) -> Optional[str]:
     if why := url_refusal(url): return f"Error: the browser does not open {url[:200]!r}: {why}."
     return None
 
+# %% ../../nbs/gaia/17_browser.ipynb #889f5cfd
+def _call_on_loop(async_tool, # an async LangChain tool
+                  kw:dict, # its arguments
+                 ) -> str:
+    "The bounded text of `async_tool(**kw)`, run on the MCP loop; an error line when it fails."
+    if refusal := refused_url(kw): return refusal
+    try: out = asyncio.run_coroutine_threadsafe(async_tool.ainvoke(kw), mcp_loop()).result(mcp_timeout() + 15)
+    except Exception as e:
+        e = root_cause(e)
+        why = f"{type(e).__name__}: {str(e)[:300] or 'no detail'}"
+        return f"Error: the browser tool {async_tool.name} failed ({why})."
+    hint = "Use browser_find to search the page, or browser_snapshot on one element."
+    return truncate_text(_as_text(out), tool_budget(), hint)
+
 # %% ../../nbs/gaia/17_browser.ipynb #9bd0d130
 def create_sync_wrapper_for_mcp_tool(async_tool, # an async LangChain tool, as langchain_mcp_adapters makes them
                                     ):
     "A tool with the same name, description and schema that also runs from sync code, returning bounded text."
     from langchain_core.tools import StructuredTool
-    def run(**kw) -> str:
-        if refusal := refused_url(kw): return refusal
-        try: out = asyncio.run_coroutine_threadsafe(async_tool.ainvoke(kw), mcp_loop()).result(mcp_timeout() + 15)
-        except Exception as e:
-            e = root_cause(e)
-            why = f"{type(e).__name__}: {str(e)[:300] or 'no detail'}"
-            return f"Error: the browser tool {async_tool.name} failed ({why})."
-        hint = "Use browser_find to search the page, or browser_snapshot on one element."
-        return truncate_text(_as_text(out), tool_budget(), hint)
+    def run(**kw) -> str: return _call_on_loop(async_tool, kw)
     async def arun(**kw) -> str: return await asyncio.to_thread(run, **kw)
     return StructuredTool(name=async_tool.name, description=async_tool.description, args_schema=async_tool.args_schema,
                           func=run, coroutine=arun, return_direct=async_tool.return_direct)
@@ -268,6 +283,7 @@ CHROMIUM_ARGS = ("--disable-background-networking", "--disable-component-update"
                  "--no-first-run", "--metrics-recording-only", "--disable-breakpad",
                  "--disable-features=Translate,OptimizationHints,MediaRouter")
 
+# %% ../../nbs/gaia/17_browser.ipynb #0aaf2879
 class LocalBrowser:
     "Playwright's MCP server on a free loopback port, driving headless chromium; `start`, then `stop`."
     def __init__(self, server:str, # the playwright-mcp executable
@@ -277,16 +293,18 @@ class LocalBrowser:
         self.guard = BrowserGuard()  # the hosts of GAIA_MAS_BROWSER_ALLOW may be local
         self.folder = Path(tempfile.mkdtemp(prefix="gaia_mas-browser-"))
 
-    def command(self, port:int) -> list[str]:
-        "The server's command line."
-        cfg = self.folder/"config.json"
-        cfg.write_text(json.dumps({"browser": {"launchOptions": {"args": list(CHROMIUM_ARGS)}}}))
-        root = hasattr(os, "geteuid") and os.geteuid() == 0
-        return [self.server, "--config", str(cfg), "--headless", "--browser", "chromium",
-                "--executable-path", self.chromium, "--isolated", "--host", "127.0.0.1", "--port", str(port),
-                "--allowed-hosts", f"127.0.0.1:{port}", "--output-dir", str(self.folder/"out"),
-                "--proxy-server", self.guard.url or "http://127.0.0.1:9",  # no guard yet: a port where nothing answers
-                *(["--no-sandbox"] if root else [])]
+# %% ../../nbs/gaia/17_browser.ipynb #12cb47f6
+@patch
+def command(self:LocalBrowser, port:int) -> list[str]:
+    "The server's command line."
+    cfg = self.folder/"config.json"
+    cfg.write_text(json.dumps({"browser": {"launchOptions": {"args": list(CHROMIUM_ARGS)}}}))
+    root = hasattr(os, "geteuid") and os.geteuid() == 0
+    return [self.server, "--config", str(cfg), "--headless", "--browser", "chromium",
+            "--executable-path", self.chromium, "--isolated", "--host", "127.0.0.1", "--port", str(port),
+            "--allowed-hosts", f"127.0.0.1:{port}", "--output-dir", str(self.folder/"out"),
+            "--proxy-server", self.guard.url or "http://127.0.0.1:9",  # no guard yet: a port where nothing answers
+            *(["--no-sandbox"] if root else [])]
 
 # %% ../../nbs/gaia/17_browser.ipynb #ba93c1b9
 @patch
@@ -302,10 +320,16 @@ def start(self:LocalBrowser, timeout:float=30, # seconds to wait for the server 
     while time.monotonic() < deadline and self.proc.poll() is None:
         if reachable(url, 0.2): self.url = url; return url
         time.sleep(0.1)
+    raise self._failed(timeout)
+
+# %% ../../nbs/gaia/17_browser.ipynb #5c0bfbae
+@patch
+def _failed(self:LocalBrowser, timeout:float) -> RuntimeError:
+    "Stop the server and return the error that quotes the end of its log."
     log_tail = (self.folder/"server.log").read_text(errors="replace")[-500:]
     self.stop()
     why = log_tail.strip() or "no output"
-    raise RuntimeError(f"the browser's MCP server did not start within {timeout:.0f} s: {why}")
+    return RuntimeError(f"the browser's MCP server did not start within {timeout:.0f} s: {why}")
 
 # %% ../../nbs/gaia/17_browser.ipynb #dbe4f50b
 @patch
