@@ -71,6 +71,14 @@ def _run_react(graph, sub:dict, state:GraphState, step_scope, config:AgentConfig
     with (step_scope(state) if step_scope else contextlib.nullcontext()): sub = graph.invoke(sub)
     return sub, validate_or_repair(sub["messages"][-1], config.output_schema, component, repair_llm)
 
+# %% ../../nbs/gaia/21_agents.ipynb #8e758941
+def _placed(results:list, idx:int, result) -> list:
+    "A copy of `results` with `result` at `idx`, appended when `idx` is past the end."
+    results = [*results]
+    if len(results) <= idx: results.append(result)
+    else: results[idx] = result
+    return results
+
 # %% ../../nbs/gaia/21_agents.ipynb #974d46cf
 def create_researcher_agent(config:AgentConfig, # the researcher's configuration
                             compiled_researcher_graph, # from `create_researcher_subgraph`
@@ -84,11 +92,8 @@ def create_researcher_agent(config:AgentConfig, # the researcher's configuration
                        _conversation(state, "researcher", step_id=idx))
         rs, r = _run_react(compiled_researcher_graph, rs, state, step_scope, config, f"researcher step {idx}",
                            repair_llm)
-        results = [*state["research_results"]]
-        if len(results) <= idx: results.append(r["result"])
-        else: results[idx] = r["result"]
         state = {**state, "researcher_states": {**state["researcher_states"], idx: {**rs, "result": r["result"]}},
-                 "research_results": results}
+                 "research_results": _placed(state["research_results"], idx, r["result"])}
         return _respond(state, "researcher", f"Researcher complete for step {idx}", idx)
     return researcher_agent
 
@@ -116,22 +121,24 @@ def create_finalizer_agent(config:AgentConfig, # the finalizer's configuration
                            repeat_expert:bool=False, # the final answer can only repeat the expert's (a small model)
                           ) -> Callable[[GraphState], GraphState]:
     "The finalizer node: writes the final answer and the reasoning trace."
-    def model(state):
-        "The finalizer's model; held to the expert's answer (or the failure answer) if `repeat_expert`."
-        ans = FAILURE_ANSWER if state.get("retry_failed") else str(state.get("expert_answer") or "").strip()
-        if not (repeat_expert and ans): return llm_finalizer
-        return with_format(llm_finalizer, config.output_schema, "finalizer", {"final_answer": [ans]})
     def finalizer_agent(state: GraphState) -> GraphState:
         if state.get("error"):
             ans, trace = FAILURE_ANSWER, f"{FAILURE_ANSWER} The {state['error_component']} failed: {state['error']}"
         else:
             msgs = [SystemMessage(content=config.system_prompt), *_conversation(state, "finalizer")]
-            r = invoke_json(model(state), msgs, config.output_schema, "finalizer")
+            r = invoke_json(_finalizer_model(llm_finalizer, config, repeat_expert, state), msgs, config.output_schema, "finalizer")
             ans, trace = r["final_answer"], r["final_reasoning_trace"]
         state = {**state, "final_answer": ans, "final_reasoning_trace": trace}
         done = f"Finalizer complete. The final answer is:\n{ans}\n\n## The final reasoning trace is:\n{trace}"
         return _respond(state, "finalizer", done)
     return finalizer_agent
+
+# %% ../../nbs/gaia/21_agents.ipynb #1a271477
+def _finalizer_model(llm_finalizer, config:AgentConfig, repeat_expert:bool, state:GraphState):
+    "The finalizer's model; held to the expert's answer (or the failure answer) if `repeat_expert`."
+    ans = FAILURE_ANSWER if state.get("retry_failed") else str(state.get("expert_answer") or "").strip()
+    if not (repeat_expert and ans): return llm_finalizer
+    return with_format(llm_finalizer, config.output_schema, "finalizer", {"final_answer": [ans]})
 
 # %% ../../nbs/gaia/21_agents.ipynb #44b84a74
 def changes(before:dict, # the state a node was given
@@ -139,6 +146,23 @@ def changes(before:dict, # the state a node was given
            ) -> dict:
     "The fields of `after` that are new objects: what the node changed."
     return {k: v for k, v in after.items() if before.get(k, changes) is not v}
+
+# %% ../../nbs/gaia/21_agents.ipynb #cbc3dcff
+def _failed(name:str, # the node's name
+            state:GraphState, # the state the node was given
+            e:Exception, # what it raised
+            seconds:float, # how long it ran
+           ) -> GraphState:
+    "`state` with the failure of node `name` recorded."
+    component = state.get("current_step", name) if name == "critic" else name
+    log.exception("%s failed after %.1f s", component, seconds)
+    error = str(e) if isinstance(e, ClearError) else f"{type(e).__name__}: {e}"
+    out = {**state, "error": error, "error_component": component}
+    if name == "orchestrator": out |= {"current_step": "finalizer", "next_step": "finalizer"}
+    if name == "finalizer":
+        out |= {"final_answer": FAILURE_ANSWER,
+                "final_reasoning_trace": f"{FAILURE_ANSWER} The finalizer failed: {out['error']}"}
+    return out
 
 # %% ../../nbs/gaia/21_agents.ipynb #01b6ff6a
 def capture_errors(name:str, # the node's name; "critic" is reported as the current critic step
@@ -150,14 +174,5 @@ def capture_errors(name:str, # the node's name; "critic" is reported as the curr
         t0 = time.perf_counter()
         try: return changes(state, node(state))
         except GraphBubbleUp: raise
-        except Exception as e:
-            component = state.get("current_step", name) if name == "critic" else name
-            log.exception("%s failed after %.1f s", component, time.perf_counter() - t0)
-            error = str(e) if isinstance(e, ClearError) else f"{type(e).__name__}: {e}"
-            out = {**state, "error": error, "error_component": component}
-            if name == "orchestrator": out |= {"current_step": "finalizer", "next_step": "finalizer"}
-            if name == "finalizer":
-                out |= {"final_answer": FAILURE_ANSWER,
-                        "final_reasoning_trace": f"{FAILURE_ANSWER} The finalizer failed: {out['error']}"}
-            return changes(state, out)
+        except Exception as e: return changes(state, _failed(name, state, e, time.perf_counter() - t0))
     return guarded

@@ -37,6 +37,7 @@ PROMPT_FILES = {
     "finalizer": "finalizer_system_prompt.txt",
 }
 
+# %% ../../nbs/gaia/12_config.ipynb #a46de258
 def load_baseline_prompts(prompts_dir:Optional[str|Path]=None, # a folder of prompt files; None for the packaged set
                          ) -> dict[str, str]:
     """The seven agent prompts, keyed by agent name.
@@ -55,8 +56,6 @@ def load_baseline_prompts(prompts_dir:Optional[str|Path]=None, # a folder of pro
 def _default_prompts() -> Path: return utils.prompts_dir("baseline")
 
 # %% ../../nbs/gaia/12_config.ipynb #5ff59439
-DEFAULT_MAX_TOKENS = {"planner": 1024, "researcher": 2048, "expert": 2048, "critic": 512, "finalizer": 1024}
-
 def make_agent_configs(prompts:dict, # the seven prompts, as `load_baseline_prompts` returns them
                        provider:str="openai", # LLM provider for every agent
                        model:str="gpt-4o-mini", # model for every agent
@@ -74,12 +73,7 @@ def make_agent_configs(prompts:dict, # the seven prompts, as `load_baseline_prom
                                      overrides={"planner": {"model": "gpt-4o"}})
         configs["planner"].model   # 'gpt-4o'
     """
-    critic_prompts = {k: prompts[k] for k in ("critic_planner", "critic_researcher", "critic_expert")}
-    specs = {"planner": (PLANNER_OUTPUT_SCHEMA, prompts["planner"], retry_limit),
-             "researcher": (RESEARCHER_OUTPUT_SCHEMA, prompts["researcher"], retry_limit),
-             "expert": (EXPERT_OUTPUT_SCHEMA, prompts["expert"], retry_limit),
-             "critic": (CRITIC_OUTPUT_SCHEMA, critic_prompts, None),
-             "finalizer": (FINALIZER_OUTPUT_SCHEMA, prompts["finalizer"], None)}
+    specs = _agent_specs(prompts, retry_limit)
     common = {"temperature": 0.0, **common}
     configs = {name: AgentConfig(name=name, provider=provider, model=model, output_schema=schema, system_prompt=prompt,
                                  retry_limit=limit, **{"max_tokens": DEFAULT_MAX_TOKENS[name], **common})
@@ -87,6 +81,18 @@ def make_agent_configs(prompts:dict, # the seven prompts, as `load_baseline_prom
     for name, fields in (overrides or {}).items(): configs[name] = configs[name].with_(**fields)
     log.info("Created %d agent configurations", len(configs))
     return configs
+
+# %% ../../nbs/gaia/12_config.ipynb #5c0bf706
+DEFAULT_MAX_TOKENS = {"planner": 1024, "researcher": 2048, "expert": 2048, "critic": 512, "finalizer": 1024}
+
+def _agent_specs(prompts:dict, retry_limit:int) -> dict[str, tuple]:
+    "Agent name -> (output schema, system prompt, retry limit)."
+    critic_prompts = {k: prompts[k] for k in ("critic_planner", "critic_researcher", "critic_expert")}
+    return {"planner": (PLANNER_OUTPUT_SCHEMA, prompts["planner"], retry_limit),
+            "researcher": (RESEARCHER_OUTPUT_SCHEMA, prompts["researcher"], retry_limit),
+            "expert": (EXPERT_OUTPUT_SCHEMA, prompts["expert"], retry_limit),
+            "critic": (CRITIC_OUTPUT_SCHEMA, critic_prompts, None),
+            "finalizer": (FINALIZER_OUTPUT_SCHEMA, prompts["finalizer"], None)}
 
 # %% ../../nbs/gaia/12_config.ipynb #370e4272
 @dataclass(frozen=True)
@@ -104,6 +110,7 @@ class Budget:
     prompts: str = "baseline" # the folder of prompts/ the agents' prompts come from
     guided: bool = False # the researcher and expert call one tool then answer; the finalizer repeats the expert
 
+# %% ../../nbs/gaia/12_config.ipynb #2d00f3da
 BUDGETS = {
     "hosted": Budget("hosted", DEFAULT_MAX_TOKENS, 1800, 120, 6, 5, True, True),
     "local": Budget("local", {"planner": 448, "researcher": 448, "expert": 320, "critic": 224, "finalizer": 256},
