@@ -10,6 +10,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['log', 'MAX_FRONT_MATTER', 'MAX_FIELDS', 'MAX_VALUE', 'MAX_LIST', 'OFFICE_TYPES', 'MAX_MEMBERS', 'MAX_UNZIPPED',
@@ -76,10 +77,7 @@ def check_office(path:str|Path, # an Office file (a zip archive)
                 ) -> None:
     "Refuse an Office file whose zip members are too many, too big unpacked, or packed suspiciously tight."
     name = Path(path).name
-    try:
-        with zipfile.ZipFile(path) as z: infos = z.infolist()
-    except (zipfile.BadZipFile, OSError) as e:
-        raise UnsafeDocument(f"{name} is not a valid Office file ({e})") from None
+    infos = _zip_members(path, name)
     if len(infos) > MAX_MEMBERS:
         raise UnsafeDocument(f"{name} has {len(infos)} zip members, over the limit of {MAX_MEMBERS}")
     total = sum(i.file_size for i in infos)
@@ -91,6 +89,14 @@ def check_office(path:str|Path, # an Office file (a zip archive)
             ratio = i.file_size // max(i.compress_size, 1)
             raise UnsafeDocument(f"{name}: member {i.filename!r} unpacks {ratio} times its size "
                                  f"(limit {MAX_RATIO}); a zip bomb is refused unread")
+
+# %% ../../nbs/core/04a_guards.ipynb #b88e126b
+def _zip_members(path:str|Path, name:str) -> list[zipfile.ZipInfo]:
+    "The members of zip archive `path` (called `name` in errors); `UnsafeDocument` when it is not one."
+    try:
+        with zipfile.ZipFile(path) as z: return z.infolist()
+    except (zipfile.BadZipFile, OSError) as e:
+        raise UnsafeDocument(f"{name} is not a valid Office file ({e})") from None
 
 # %% ../../nbs/core/04a_guards.ipynb #310eecc9
 def check_file(path:str|Path) -> None:
@@ -187,38 +193,45 @@ class Isolated:
                 ):
         self.budget, self.warm, self._pool, self._lock = budget or Budget(), tuple(warm), None, threading.Lock()
 
-    def _start(self):
-        from gaia_mas.core import guards  # the worker finds its functions by module name
-        if self._pool is None:
-            ctx = multiprocessing.get_context("spawn")
-            self._pool = cf.ProcessPoolExecutor(1, mp_context=ctx, initializer=guards._init_worker,
-                                                initargs=(self.budget.memory_mb, self.warm))
-            # stopped at exit before anything waits for child processes: in the main process (atexit) and in a
-            # multiprocessing child too, which skips atexit but joins its children (a pool of notebooks, say)
-            multiprocessing.util.Finalize(self, _stop_pool, args=(self._pool,), exitpriority=10)
-        return self._pool
-
-    def close(self) -> None:
-        "Stop the worker (killed: it may be stuck in a parser)."
-        pool, self._pool = self._pool, None
-        if pool is not None: _stop_pool(pool)
-
-    def __call__(self, fn:Callable, *args):
-        "`fn(*args)` in the worker, within the budget."
-        b = self.budget
-        with self._lock:
-            from gaia_mas.core import guards
-            with _bare_main(): fut = self._start().submit(guards._bounded_call, fn, args, b.cpu_seconds)
-            try: return fut.result(timeout=b.seconds)
-            except cf.TimeoutError:
-                self.close(); raise UnsafeDocument(f"parsing took over {b.seconds:g} s, the budget per file") from None
-            except cf.process.BrokenProcessPool:
-                self.close()
-                raise UnsafeDocument(f"the parser died: over the budget of {b.memory_mb} MiB "
-                                     f"or {b.cpu_seconds} s of CPU per file") from None
-
     def __enter__(self): return self
     def __exit__(self, *exc): self.close()
+
+# %% ../../nbs/core/04a_guards.ipynb #1de3b30e
+@patch
+def _start(self:Isolated):
+    "The worker pool, started on first use."
+    from gaia_mas.core import guards  # the worker finds its functions by module name
+    if self._pool is None:
+        ctx = multiprocessing.get_context("spawn")
+        self._pool = cf.ProcessPoolExecutor(1, mp_context=ctx, initializer=guards._init_worker,
+                                            initargs=(self.budget.memory_mb, self.warm))
+        # stopped at exit before anything waits for child processes: in the main process (atexit) and in a
+        # multiprocessing child too, which skips atexit but joins its children (a pool of notebooks, say)
+        multiprocessing.util.Finalize(self, _stop_pool, args=(self._pool,), exitpriority=10)
+    return self._pool
+
+# %% ../../nbs/core/04a_guards.ipynb #37c2a0c4
+@patch
+def close(self:Isolated) -> None:
+    "Stop the worker (killed: it may be stuck in a parser)."
+    pool, self._pool = self._pool, None
+    if pool is not None: _stop_pool(pool)
+
+# %% ../../nbs/core/04a_guards.ipynb #5d81d9c6
+@patch
+def __call__(self:Isolated, fn:Callable, *args):
+    "`fn(*args)` in the worker, within the budget."
+    b = self.budget
+    with self._lock:
+        from gaia_mas.core import guards
+        with _bare_main(): fut = self._start().submit(guards._bounded_call, fn, args, b.cpu_seconds)
+        try: return fut.result(timeout=b.seconds)
+        except cf.TimeoutError:
+            self.close(); raise UnsafeDocument(f"parsing took over {b.seconds:g} s, the budget per file") from None
+        except cf.process.BrokenProcessPool:
+            self.close()
+            raise UnsafeDocument(f"the parser died: over the budget of {b.memory_mb} MiB "
+                                 f"or {b.cpu_seconds} s of CPU per file") from None
 
 # %% ../../nbs/core/04a_guards.ipynb #84744126
 def printable(text:Any, # a name or text from a document
@@ -235,18 +248,23 @@ KB_TABLES = {"kb_info", "documents", "chunks"}
 def refuse_foreign_sqlite(path:str|Path, # the file about to be opened as a knowledge base
                          ) -> None:
     "ValueError if `path` is a SQLite database of something else (it has tables, none of them a knowledge base's)."
-    from gaia_mas.core.stores import connect_sqlite, sqlite_module
     path = Path(path)
     if not path.is_file() or path.stat().st_size == 0: return
+    names = _sqlite_tables(path)
+    if names and not names & KB_TABLES:
+        raise ValueError(f"{path} is another application's SQLite database (tables: {', '.join(sorted(names)[:5])}), "
+                         "not a knowledge base; it was left untouched: give another --kb")
+
+# %% ../../nbs/core/04a_guards.ipynb #2d451af7
+def _sqlite_tables(path:Path) -> set[str]:
+    "The names of the tables of SQLite file `path`."
+    from gaia_mas.core.stores import connect_sqlite, sqlite_module
     with open(path, "rb") as f:
         if f.read(16) != b"SQLite format 3\x00":
             raise ValueError(f"{path} is not a knowledge base (not a SQLite file); it was left untouched: "
                              "give another --kb")
     db = connect_sqlite(path, readonly=True)
-    try: names = {r[0] for r in db.execute("select name from sqlite_master where type='table'")}
+    try: return {r[0] for r in db.execute("select name from sqlite_master where type='table'")}
     except sqlite_module().DatabaseError as e:
         raise ValueError(f"{path} cannot be read as SQLite ({e}); it was left untouched") from None
     finally: db.close()
-    if names and not names & KB_TABLES:
-        raise ValueError(f"{path} is another application's SQLite database (tables: {', '.join(sorted(names)[:5])}), "
-                         "not a knowledge base; it was left untouched: give another --kb")

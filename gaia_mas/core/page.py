@@ -40,6 +40,7 @@ def cut(x:Any, # text, or None
 # %% ../../nbs/core/06_page.ipynb #a29ad259
 COLORS = ("#3b6fd6", "#e07b39", "#3a9d5d", "#9b4dca", "#c23b5a", "#6b7280")  # one per series, in order
 
+# %% ../../nbs/core/06_page.ipynb #0bf42c44
 CSS = """body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1d2330;max-width:1200px}
 h1{font-size:22px;overflow-wrap:break-word}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #dde}
 p,h2,h3{overflow-wrap:break-word}
@@ -55,6 +56,7 @@ th{background:#f4f5fa}.wide{min-width:18em}.short{min-width:6em}.num{white-space
 .sub{color:#667;font-size:11px}svg{max-width:100%;height:auto;display:block}
 @media (max-width:600px){body{margin:12px}.wide{min-width:15em}}"""
 
+# %% ../../nbs/core/06_page.ipynb #2caebcbf
 def page(title:str, # the page's title, also its first heading
          body:Iterable[str], # the parts, as HTML
          css:str="", # the report's own style rules

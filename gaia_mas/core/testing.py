@@ -140,21 +140,23 @@ class FakeOpenAIServer:
     def __exit__(self, *exc):
         self._stop.set(); self._httpd.shutdown(); self._httpd.server_close(); self._thread.join(5)
 
-    def _answer(self, request:dict) -> tuple:
-        "(status, body, headers) for one request; status 0 when the server stopped while hanging."
-        fmt = (request.get("response_format") or {}).get("type")
-        with self._lock:
-            self.requests.append(request)
-            if fmt in self.refuse:
-                error = {"message": f"response_format type {fmt!r} is not supported", "type": "invalid_request_error"}
-                return 400, json.dumps({"error": error}), {}
-            spec = self.replies.pop(0) if self.replies else self.responder(request) if self.responder else "{}"
-        spec = {"content": spec} if isinstance(spec, str) else dict(spec)
-        if spec.get("hang") and self._stop.wait(spec["hang"]): return 0, b"", {}
-        if spec.get("status"): return spec["status"], json.dumps({"error": {"message": spec.get("error",
-                "error")}}), spec.get("headers")
-        if "body" in spec: return 200, spec["body"], spec.get("headers")
-        return 200, json.dumps(_completion(spec, request)), spec.get("headers")
+# %% ../../nbs/core/05_testing.ipynb #21b45655
+@patch
+def _answer(self:FakeOpenAIServer, request:dict) -> tuple:
+    "(status, body, headers) for one request; status 0 when the server stopped while hanging."
+    fmt = (request.get("response_format") or {}).get("type")
+    with self._lock:
+        self.requests.append(request)
+        if fmt in self.refuse:
+            error = {"message": f"response_format type {fmt!r} is not supported", "type": "invalid_request_error"}
+            return 400, json.dumps({"error": error}), {}
+        spec = self.replies.pop(0) if self.replies else self.responder(request) if self.responder else "{}"
+    spec = {"content": spec} if isinstance(spec, str) else dict(spec)
+    if spec.get("hang") and self._stop.wait(spec["hang"]): return 0, b"", {}
+    if spec.get("status"): return spec["status"], json.dumps({"error": {"message": spec.get("error",
+            "error")}}), spec.get("headers")
+    if "body" in spec: return 200, spec["body"], spec.get("headers")
+    return 200, json.dumps(_completion(spec, request)), spec.get("headers")
 
 # %% ../../nbs/core/05_testing.ipynb #6d99527f
 class LiveServer:
@@ -164,20 +166,26 @@ class LiveServer:
                  timeout:float=20, # seconds to wait for the start and the stop
                 ): self.app, self.host, self.timeout = app, host, timeout
 
-    def __enter__(self) -> str:
-        import socket, uvicorn
-        self.sock = socket.socket(); self.sock.bind((self.host, 0))
-        self.server = uvicorn.Server(uvicorn.Config(self.app, log_config=None, log_level="warning", lifespan="on",
-                                                    timeout_graceful_shutdown=5))
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
-        self.thread.start()
-        end = time.monotonic() + self.timeout
-        while not self.server.started:
-            if time.monotonic() > end or not self.thread.is_alive():
-                self.__exit__(); raise RuntimeError("the server did not start")
-            time.sleep(0.02)
-        return f"http://{self.host}:{self.sock.getsockname()[1]}"
+# %% ../../nbs/core/05_testing.ipynb #20e8066d
+@patch
+def __enter__(self:LiveServer) -> str:
+    "Start the server and return its address once it serves."
+    import socket, uvicorn
+    self.sock = socket.socket(); self.sock.bind((self.host, 0))
+    self.server = uvicorn.Server(uvicorn.Config(self.app, log_config=None, log_level="warning", lifespan="on",
+                                                timeout_graceful_shutdown=5))
+    self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+    self.thread.start()
+    end = time.monotonic() + self.timeout
+    while not self.server.started:
+        if time.monotonic() > end or not self.thread.is_alive():
+            self.__exit__(); raise RuntimeError("the server did not start")
+        time.sleep(0.02)
+    return f"http://{self.host}:{self.sock.getsockname()[1]}"
 
-    def __exit__(self, *exc):
-        self.server.should_exit = True
-        self.thread.join(self.timeout); self.sock.close()
+# %% ../../nbs/core/05_testing.ipynb #1c68c40a
+@patch
+def __exit__(self:LiveServer, *exc):
+    "Stop the server."
+    self.server.should_exit = True
+    self.thread.join(self.timeout); self.sock.close()
