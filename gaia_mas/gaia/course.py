@@ -146,18 +146,26 @@ def safe_file_name(name:Any, # a file name as the server sent it
         raise ValueError(f"file name {name!r} would overwrite the task file")
     return base
 
+# %% ../../nbs/gaia/27_course.ipynb #0656a5a0
+def _attachment_name(q:dict, # a question with a file_name
+                     used:dict, # file name -> the task id whose attachment it is, filled as names are given
+                    ) -> Optional[str]:
+    "The safe file name of `q`'s attachment, or None when it is refused."
+    try: name = safe_file_name(q["file_name"])
+    except ValueError as e:
+        log.warning("Attachment of %s refused: %s", q.get("task_id"), e); return None
+    if used.setdefault(name, q.get("task_id")) != q.get("task_id"):
+        log.warning("Attachment of %s refused: %r is already the file of %s", q.get("task_id"), name, used[name])
+        return None
+    if name != q["file_name"]:
+        log.warning("Attachment of %s saved as %r, not %r", q.get("task_id"), name, q["file_name"])
+    return name
+
 # %% ../../nbs/gaia/27_course.ipynb #ba7f9f5e
 def _with_attachment(q:dict, out_dir:Path, base_url:Optional[str], used:dict, timeout:float=120) -> dict:
     "The question, its attachment downloaded under a safe name, `file_name` rewritten to it (emptied when refused)."
     if not q.get("file_name"): return q
-    try: name = safe_file_name(q["file_name"])
-    except ValueError as e:
-        log.warning("Attachment of %s refused: %s", q.get("task_id"), e); return {**q, "file_name": ""}
-    if used.setdefault(name, q.get("task_id")) != q.get("task_id"):
-        log.warning("Attachment of %s refused: %r is already the file of %s", q.get("task_id"), name, used[name])
-        return {**q, "file_name": ""}
-    if name != q["file_name"]:
-        log.warning("Attachment of %s saved as %r, not %r", q.get("task_id"), name, q["file_name"])
+    if (name := _attachment_name(q, used)) is None: return {**q, "file_name": ""}
     if not (out_dir/name).exists():
         try: download_file(q["task_id"], out_dir/name, base_url, timeout)
         except (RuntimeError, OSError) as e: log.warning("Attachment of %s not downloaded: %s", q.get("task_id"), e)

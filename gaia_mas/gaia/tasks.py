@@ -50,14 +50,11 @@ def _attachment(fname:Any, folder:Path) -> Optional[str]:
                       "it must be a file name such as 'data.xlsx'")
     return str(folder/fname)
 
-# %% ../../nbs/gaia/24_tasks.ipynb #f4ae6b81
-def normalize_task(raw:Any, # one row of a task file, in any of the accepted spellings
-                   folder:Optional[str|Path]=None, # the folder that holds the attachments
-                  ) -> dict:
-    "The task as `{task_id, question, level, file_name, file, gold}`; `BadTask` if the row cannot be one."
-    if not isinstance(raw, dict):
-        raise BadTask(f"a task must be a JSON object, not {type(raw).__name__} {str(raw)[:60]}")
-    t = {k: _pick(raw, keys) for k, keys in TASK_KEYS.items()}
+# %% ../../nbs/gaia/24_tasks.ipynb #4808f379
+def _check_required(raw:dict, # the row as read
+                    t:dict, # its fields under their names
+                   ):
+    "`BadTask` when the row has no usable task_id or no question."
     if t["task_id"] is None or isinstance(t["task_id"], (bool, dict, list)):
         raise BadTask(f"a task needs a task_id (a string); this row has {sorted(raw)[:10]}")
     if not isinstance(t["question"], str) or not t["question"].strip():
@@ -66,6 +63,16 @@ def normalize_task(raw:Any, # one row of a task file, in any of the accepted spe
             "a task needs a question (non-empty text); "
             + ("this row's is missing or empty" if q is None else f"this row's is {q!r}")
         )
+
+# %% ../../nbs/gaia/24_tasks.ipynb #f4ae6b81
+def normalize_task(raw:Any, # one row of a task file, in any of the accepted spellings
+                   folder:Optional[str|Path]=None, # the folder that holds the attachments
+                  ) -> dict:
+    "The task as `{task_id, question, level, file_name, file, gold}`; `BadTask` if the row cannot be one."
+    if not isinstance(raw, dict):
+        raise BadTask(f"a task must be a JSON object, not {type(raw).__name__} {str(raw)[:60]}")
+    t = {k: _pick(raw, keys) for k, keys in TASK_KEYS.items()}
+    _check_required(raw, t)
     return {
         **t,
         "task_id": str(t["task_id"]),
@@ -87,17 +94,21 @@ def task_file(path:str|Path, # a task file, or a folder that holds metadata.json
     if not path.exists(): raise FileNotFoundError(f"Task file not found: {path}")
     return path
 
+# %% ../../nbs/gaia/24_tasks.ipynb #63c471c5
+def _parquet_rows(path:Path) -> Iterator[tuple[str, Any]]:
+    "Each row of a Parquet task file with its location, 'file:row N'."
+    try:
+        import pyarrow.parquet as pq
+    except ImportError as e:
+        raise ImportError("Reading a .parquet task file needs pyarrow: pip install pyarrow") from e
+    yield from ((f"{path}:row {n}", row) for n, row in enumerate(pq.read_table(path).to_pylist(), 1))
+
 # %% ../../nbs/gaia/24_tasks.ipynb #5f00ceba
 def task_rows(path:str|Path, # a .jsonl or .parquet task file
              ) -> Iterator[tuple[str, Any]]:
     "Each raw row of a task file with its location, 'file:line' (or 'file:row N'); lines that are not JSON are skipped."
     path = Path(path)
-    if path.suffix == ".parquet":
-        try:
-            import pyarrow.parquet as pq
-        except ImportError as e:
-            raise ImportError("Reading a .parquet task file needs pyarrow: pip install pyarrow") from e
-        yield from ((f"{path}:row {n}", row) for n, row in enumerate(pq.read_table(path).to_pylist(), 1)); return
+    if path.suffix == ".parquet": yield from _parquet_rows(path); return
     with open(path, encoding="utf-8", errors="replace") as f:
         for n, line in enumerate(f, 1):
             if not line.strip(): continue
