@@ -228,10 +228,12 @@ class GaiaWidget:
         self.box = self._layout(); self.check_key()
         if tasks_path: self.tasks_path.value = str(tasks_path); self.load(tasks_path)
 
-    def _repr_mimebundle_(self, **kw):
-        "The widgets, with a plain-text stand-in for viewers that cannot show them."
-        return {**self.box._repr_mimebundle_(**kw),
-                "text/plain": "GaiaWidget: ipywidgets controls (run this notebook in JupyterLab to use them)"}
+# %% ../../nbs/gaia/29_app.ipynb #feb80d34
+@patch
+def _repr_mimebundle_(self:GaiaWidget, **kw):
+    "The widgets, with a plain-text stand-in for viewers that cannot show them."
+    return {**self.box._repr_mimebundle_(**kw),
+            "text/plain": "GaiaWidget: ipywidgets controls (run this notebook in JupyterLab to use them)"}
 
 # %% ../../nbs/gaia/29_app.ipynb #f2a187f4
 GaiaRunner = GaiaWidget  # another name for the widget, for code that imports it by that name
@@ -464,6 +466,18 @@ def _steps(log_file:Optional[str|Path], task_id:str, thread_id:Optional[str]) ->
     return [f"      {r['component']:<26} {r['duration_s']:.3f} s  {r.get('status', '')}" for r in rows
             if r.get("task_id") == task_id and r.get("thread_id", thread_id) == thread_id]
 
+# %% ../../nbs/gaia/29_app.ipynb #76730d2b
+def _repeat_lines(r:dict, log_file:Optional[str|Path], task_id:str) -> list[str]:
+    "The lines of repeat `r` (a run row of the report) of question `task_id`."
+    mark = {True: "right", False: "wrong", None: "not judged"}[r["correct"]]
+    lines = [f"  repeat {r['repeat']}: {r['answer'] or r['failure']!r} ({mark}); {r['llm_calls']} calls, "
+             f"{r['input_tokens']}/{r['output_tokens']} tokens, {r['time_s']} s",
+             f"    path: {' -> '.join(r['path']['agents']) or 'not recorded'}; "
+             f"{r['path']['critic_rejections']} critic rejections, {r['path']['tool_calls']} tool calls"]
+    if r.get("votes"): lines.append("    votes: " + ", ".join(f"{v['answer']} x{v['count']}" for v in r["votes"]))
+    if steps := _steps(log_file, task_id, r["thread_id"]): lines += ["    steps in the log:", *steps]
+    return lines
+
 # %% ../../nbs/gaia/29_app.ipynb #6800aaf0
 def question_trace(results:str|Path, # a results file
                    task_id:str, # the question
@@ -477,13 +491,4 @@ def question_trace(results:str|Path, # a results file
     q = next((q for q in rep["questions"] if q["task_id"] == task_id), None)
     if q is None: return f"{task_id} is not in {results}"
     lines = [f"{task_id} (level {q['level']}): {q['question']}", f"gold: {q['gold']}"]
-    for r in q["runs"]:
-        mark = {True: "right", False: "wrong", None: "not judged"}[r["correct"]]
-        lines += [f"  repeat {r['repeat']}: {r['answer'] or r['failure']!r} ({mark}); {r['llm_calls']} calls, "
-                  f"{r['input_tokens']}/{r['output_tokens']} tokens, {r['time_s']} s",
-                  f"    path: {' -> '.join(r['path']['agents']) or 'not recorded'}; "
-                  f"{r['path']['critic_rejections']} critic "
-                  f"rejections, {r['path']['tool_calls']} tool calls"]
-        if r.get("votes"): lines.append("    votes: " + ", ".join(f"{v['answer']} x{v['count']}" for v in r["votes"]))
-        if steps := _steps(log_file, task_id, r["thread_id"]): lines += ["    steps in the log:", *steps]
-    return "\n".join(lines)
+    return "\n".join(lines + [l for r in q["runs"] for l in _repeat_lines(r, log_file, task_id)])
