@@ -6,7 +6,8 @@
 from __future__ import annotations
 import asyncio, json, logging, re
 from typing import Any, Optional, Sequence
-from ...core.llm import validate_or_repair
+from ...core.formats import json_schema_format
+from ...core.llm import is_server_chat, validate_or_repair
 from ...core.schema import validate_llm_response
 from ...core.utils import call_timeout, load_prompt_from_file, prompts_dir
 from ..kb.ingest import trim_lines
@@ -82,8 +83,7 @@ def cited(text:str, # an answer or a context string
 # %% ../../../nbs/rag/workflows/33b_agent_kit.ipynb #86835962
 def _json_bound(llm, schema:dict, component:str):
     "A server model asked for `schema` through the response format its server accepts (negotiated once per server)."
-    from gaia_mas.core.llm import ServerChatOpenAI, json_schema_format
-    if not isinstance(llm, ServerChatOpenAI): return llm  # scripted and other models: the prompt asks for the JSON
+    if not is_server_chat(llm): return llm  # scripted and other models: the prompt asks for the JSON
     return llm.bind(response_format=json_schema_format(schema, component))
 
 # %% ../../../nbs/rag/workflows/33b_agent_kit.ipynb #d9e8cd5e
