@@ -16,9 +16,9 @@ from ...core.settings import settings
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'QUERY_VECTORS', 'ENGINE_METHODS', 'EMBEDDING_KEY', 'Embedder', 'HashEmbeddings', 'embedding_name',
-           'default_embeddings', 'cached_query_vector', 'KnowledgeBase', 'mark_embedding', 'embedding_underway',
-           'SemanticSearchOff']
+__all__ = ['log', 'QUERY_VECTORS', 'ENGINE_METHODS', 'WARM_QUERY', 'EMBEDDING_KEY', 'Embedder', 'HashEmbeddings',
+           'embedding_name', 'default_embeddings', 'cached_query_vector', 'KnowledgeBase', 'mark_embedding',
+           'embedding_underway', 'SemanticSearchOff']
 
 # %% ../../../nbs/rag/kb/30_base.ipynb #5d0c1e7a
 @runtime_checkable
@@ -212,6 +212,18 @@ def _literal(self:KnowledgeBase, terms:list[str], words:Sequence[tuple[int, floa
     "Whether the query is in the documents' words: always for a lexical embedder, else if a top passage holds them all."
     if getattr(self.embeddings, "lexical", False): return True
     return self._any_holds_all([i for i, _ in words[:LITERAL_DEPTH]], terms)
+
+# %% ../../../nbs/rag/kb/30_base.ipynb #ecebf2a5
+WARM_QUERY = "what does this knowledge base cover"  # the search `warm` runs
+
+@patch
+def warm(self:KnowledgeBase) -> float:
+    "Run one search so that the first real one finds the model loaded and the caches filled; the seconds it took."
+    t0 = time.monotonic()
+    try: self.search(WARM_QUERY, k=1)
+    except Exception as e: log.info("warming the knowledge base up failed (the first search will say why): %s", e)
+    return round(time.monotonic() - t0, 3)
+
 
 # %% ../../../nbs/rag/kb/30_base.ipynb #e83726f0
 EMBEDDING_KEY = "embedding_underway"  # the setting that says who adds vectors now, and when they last said so

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import contextlib, functools, json, struct, threading, time
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Callable, Hashable, Iterable, Optional, Sequence
 from fastcore.basics import patch
 from .base import Embedder, KnowledgeBase, embedding_name
 
@@ -86,21 +86,6 @@ class SQLiteKB(KnowledgeBase):
 def _has_table(self:SQLiteKB, name:str) -> bool:
     return bool(self.db.execute("select 1 from sqlite_master where name=?", (name,)).fetchone())
 
-# %% ../../../nbs/rag/kb/30b_sqlite.ipynb #8b0a9f93
-@patch
-def close(self:SQLiteKB) -> None:
-    "Close this thread's connection."
-    if getattr(self._local, "db", None) is not None: self._local.db.close(); self._local.db = None
-
-@patch
-def info(self:SQLiteKB, key:str) -> Optional[str]:
-    r = self.db.execute("select value from kb_info where key=?", (key,)).fetchone()
-    return r[0] if r else None
-
-@patch
-def has_vectors(self:SQLiteKB) -> bool:
-    return self._has_table("chunks_vec") and bool(self.db.execute("select 1 from chunks_vec limit 1").fetchone())
-
 # %% ../../../nbs/rag/kb/30b_sqlite.ipynb #9dd0cc17
 @patch
 def _write(self:SQLiteKB):
@@ -117,13 +102,54 @@ def _write(self:SQLiteKB):
 
 # %% ../../../nbs/rag/kb/30b_sqlite.ipynb #0b9ad82a
 @patch
+def _version(self:SQLiteKB) -> Optional[str]:
+    "The write counter, read afresh (None before the first write)."
+    r = self.db.execute("select value from kb_info where key='version'").fetchone()
+    return r[0] if r else None
+
+
+# %% ../../../nbs/rag/kb/30b_sqlite.ipynb #c4f44816
+@patch
 @contextlib.contextmanager
 def _snapshot(self:SQLiteKB):
-    "One read transaction, so that every statement of a search sees the same committed state."
+    "One read transaction, so that every statement of a search sees the same committed state; it notes the write counter."
     if self.db.in_transaction: yield; return
     self.db.execute("begin")
-    try: yield
-    finally: self.db.execute("commit")
+    try: self._local.version = self._version() or "0"; yield
+    finally: self._local.version = None; self.db.execute("commit")
+
+
+# %% ../../../nbs/rag/kb/30b_sqlite.ipynb #bf1a0f15
+@patch
+def _known(self:SQLiteKB, key:Hashable, # the name of what is kept
+           load:Callable[[], Any], # reads it from the file
+          ) -> Any:
+    "`load()` as this read transaction sees it, kept until the write counter moves; read afresh inside a write."
+    if getattr(self._local, "version", None) is None:
+        if self.db.in_transaction: return load()
+        with self._snapshot(): return self._known(key, load)
+    memo = getattr(self, "_memo", None)
+    if memo is None or memo[0] != self._local.version: self._memo = memo = (self._local.version, {})
+    if key not in memo[1]: memo[1][key] = load()
+    return memo[1][key]
+
+
+# %% ../../../nbs/rag/kb/30b_sqlite.ipynb #8b0a9f93
+@patch
+def close(self:SQLiteKB) -> None:
+    "Close this thread's connection."
+    if getattr(self._local, "db", None) is not None: self._local.db.close(); self._local.db = None
+
+@patch
+def info(self:SQLiteKB, key:str) -> Optional[str]:
+    if key == "version": return self._version()
+    def read(): return (r := self.db.execute("select value from kb_info where key=?", (key,)).fetchone()) and r[0]
+    return self._known(("info", key), read)
+
+@patch
+def has_vectors(self:SQLiteKB) -> bool:
+    def read(): return self._has_table("chunks_vec") and bool(self.db.execute("select 1 from chunks_vec limit 1").fetchone())
+    return self._known("has_vectors", read)
 
 # %% ../../../nbs/rag/kb/30b_sqlite.ipynb #bb4b7d32
 @patch
@@ -131,7 +157,7 @@ def set_info(self:SQLiteKB, key:str, value:str) -> None:
     with self._write() as db: db.execute("insert or replace into kb_info values (?, ?)", (key, value))
 
 @patch
-def fields(self:SQLiteKB) -> set[str]: return {r[0] for r in self.db.execute("select name from fields")}
+def fields(self:SQLiteKB) -> set[str]: return set(self._known("fields", lambda: {r for r, in self.db.execute("select name from fields")}))
 
 # %% ../../../nbs/rag/kb/30b_sqlite.ipynb #5b2bcc33
 @patch
@@ -208,7 +234,7 @@ def remove(self:SQLiteKB, prefix:str, # a source path, or a folder: every source
 # %% ../../../nbs/rag/kb/30b_sqlite.ipynb #4b7d6ca8
 @patch
 def sources(self:SQLiteKB) -> list[str]:
-    return [r[0] for r in self.db.execute("select source from documents order by source")]
+    return list(self._known("sources", lambda: [r for r, in self.db.execute("select source from documents order by source")]))
 
 @patch
 def documents(self:SQLiteKB, srcs:Sequence[str]) -> dict[str, dict]:
@@ -225,8 +251,8 @@ def rows(self:SQLiteKB, ids:Sequence[int]) -> dict[int, dict]:
 
 @patch
 def _sources(self:SQLiteKB, ids:Sequence[int]) -> dict[int, str]:
-    q = f"select id, source from chunks where id in ({_marks(len(ids))})"
-    return dict(self.db.execute(q, list(ids)).fetchall()) if ids else {}
+    source = self._known("source_of", lambda: dict(self.db.execute("select id, source from chunks")))
+    return {i: source[i] for i in ids if i in source}
 
 # %% ../../../nbs/rag/kb/30b_sqlite.ipynb #dac8a28b
 @patch
@@ -257,17 +283,15 @@ def _any_holds_all(self:SQLiteKB, ids:Sequence[int], terms:list[str]) -> bool:
 # %% ../../../nbs/rag/kb/30b_sqlite.ipynb #0fc12a2a
 @patch
 def _matrix(self:SQLiteKB):
-    "(ids, unit vectors) of every chunk, as NumPy arrays, reloaded when the file's write counter moves."
+    "(ids, unit vectors) of every chunk, as NumPy arrays, read again when the file's write counter moves."
     import numpy as np
-    version, cached = self.info("version"), getattr(self, "_mat", None)
-    if cached is None or cached[0] != version:
+    def read():
         recs = self.db.execute("select rowid, embedding from chunks_vec").fetchall() if self.has_vectors() else []
         ids = np.fromiter((r[0] for r in recs), dtype=np.int64, count=len(recs))
         mat = (np.frombuffer(b"".join(r[1] for r in recs), dtype=np.float32).reshape(len(recs), -1) if recs
                else np.zeros((0, 1), np.float32))
-        mat = mat / np.maximum(np.linalg.norm(mat, axis=1, keepdims=True), 1e-12)
-        self._mat = cached = (version, ids, mat)
-    return cached[1], cached[2]
+        return ids, mat / np.maximum(np.linalg.norm(mat, axis=1, keepdims=True), 1e-12)
+    return self._known("matrix", read)
 
 # %% ../../../nbs/rag/kb/30b_sqlite.ipynb #2ef337cb
 @patch
@@ -292,8 +316,8 @@ def rank_pages(self:SQLiteKB, vec:Sequence[float], srcs:Sequence[str], conds:lis
     where, params = sqlite_where(conds)
     sql = f"select c.id, c.source from chunks c where c.source in ({_marks(len(srcs))}){where}"
     ids, mat = self._matrix()
-    if getattr(self, "_rows_of", (None,))[0] is not ids: self._rows_of = (ids, {int(i): j for j, i in enumerate(ids)})
-    recs = [(self._rows_of[1][i], s) for i, s in self.db.execute(sql, [*srcs, *params]) if i in self._rows_of[1]]
+    row = self._known("row_of", lambda: {int(i): j for j, i in enumerate(ids)})  # a chunk id's row in the matrix
+    recs = [(row[i], s) for i, s in self.db.execute(sql, [*srcs, *params]) if i in row]
     if not recs: return []
     sims = mat[[j for j, _ in recs]].dot(vec) / max(sum(x * x for x in vec) ** 0.5, 1e-12)  # cosine: rows are unit
     by: dict[str, list] = {}

@@ -41,7 +41,9 @@ def settle_heap(thresholds:tuple=GC_THRESHOLDS) -> None:
     gc.collect(); gc.freeze(); gc.set_threshold(*thresholds)
 
 def _built_and_settled(settings:dict, saver:Any):
-    system = build_system(settings, saver); settle_heap(); return system
+    system = build_system(settings, saver)
+    if (kb := getattr(system, "kb", None)) is not None: kb.warm()  # before the first request, and before the heap settles
+    settle_heap(); return system
 
 def app_from_env() -> FastAPI:
     "The app factory uvicorn's workers call (`gaia_mas.rag.service.serve:app_from_env`, `factory=True`)."
