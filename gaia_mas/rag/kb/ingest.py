@@ -11,15 +11,16 @@ from pathlib import Path
 from typing import Callable, Iterable, Optional, Sequence
 from .api import KnowledgeBase, citation_for, open_kb, HashEmbeddings
 from .base import mark_embedding
+from .search import LIST_KEYS, typed_value
 from ...core.settings import cache_dir
 from ...core.guards import Budget, Isolated, UnsafeDocument, cap_metadata, check_file, load_front_matter
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'TEXT_TYPES', 'SUPPORTED', 'LIST_FIELDS', 'PAGE_META', 'PAGE_META_PREFIXES', 'NAV_MARKS', 'READERS',
-           'CHUNK_SIZE', 'CHUNK_OVERLAP', 'CHUNKER', 'CHUNKINGS', 'SYSTEM_FIELDS', 'SHORT_SECTION', 'sample_dir',
-           'Section', 'trim_lines', 'markdown_sections', 'meta_value', 'read_markdown', 'html_sections', 'page_markup',
+__all__ = ['log', 'TEXT_TYPES', 'SUPPORTED', 'LIST_FIELDS', 'meta_value', 'PAGE_META', 'PAGE_META_PREFIXES', 'NAV_MARKS',
+           'READERS', 'CHUNK_SIZE', 'CHUNK_OVERLAP', 'CHUNKER', 'CHUNKINGS', 'SYSTEM_FIELDS', 'SHORT_SECTION',
+           'sample_dir', 'Section', 'trim_lines', 'markdown_sections', 'read_markdown', 'html_sections', 'page_markup',
            'read_html', 'drop_boilerplate', 'notebook_markdown', 'read_notebook', 'read_pdf', 'read_docx', 'read_other',
            'read_sections', 'user_fields', 'split_section', 'join_short', 'chunk_document', 'embed_text',
            'chunk_bounded', 'backfill_vectors', 'ingest', 'sample_kb']
@@ -74,15 +75,8 @@ def markdown_sections(text:str, # Markdown, without its front matter
     return out
 
 # %% ../../../nbs/rag/kb/31_ingest.ipynb #73bcaf53
-LIST_FIELDS = ("tags", "keywords")
+LIST_FIELDS, meta_value = LIST_KEYS, typed_value  # the list fields and the text-to-value rule of `gaia_mas.rag.kb.search`
 
-def meta_value(key:str, # the field
-               text:str, # its value as written in an HTML <meta> tag or on the command line
-              ):
-    "A metadata value from text: whole numbers as int, `tags`/`keywords` as a comma-separated list, else the text."
-    text = text.strip()
-    if key in LIST_FIELDS: return [t.strip() for t in text.split(",") if t.strip()]
-    return int(text) if text.lstrip("-").isdigit() and len(text) < 16 else text
 
 # %% ../../../nbs/rag/kb/31_ingest.ipynb #a39b9201
 def read_markdown(path:Path) -> tuple[str, dict, list[Section]]:
@@ -142,7 +136,7 @@ def read_html(path:Path, # the page
         soup = BeautifulSoup(plain_text(path).replace("\0", ""), "lxml")
     for t in soup(["script", "style", "noscript", "template", "iframe"]): t.decompose()
     if not frame: drop_boilerplate(soup)
-    meta = {m["name"]: meta_value(m["name"], m["content"]) for m in soup.find_all("meta")
+    meta = {m["name"]: typed_value(m["name"], m["content"]) for m in soup.find_all("meta")
             if m.get("name") and m.get("content") is not None and not page_markup(m["name"])}
     title = soup.title.get_text(strip=True) if soup.title and soup.title.get_text(strip=True) else path.stem
     return title, meta, html_sections(soup)

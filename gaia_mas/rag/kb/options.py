@@ -7,24 +7,10 @@ from __future__ import annotations
 import json
 from typing import Any, Optional, Sequence
 from ...core.settings import kb_url, redact
-from .search import FILTER_DEPTH, parse_json
+from .search import FILTER_DEPTH, LIST_KEYS, parse_json, typed_value
 
 # %% auto #0
-__all__ = ['LIST_KEYS', 'FILTER_SYNTAX', 'typed_value', 'parse_meta', 'parse_filters', 'open_kb_for', 'empty_kb_note']
-
-# %% ../../../nbs/rag/kb/31a_options.ipynb #abcbd1db
-LIST_KEYS = ("tags", "keywords")
-
-def typed_value(key:str, # the field, which decides whether commas make a list
-                text:str, # the value as typed
-               ) -> Any:
-    "`text` as an int, a float, a list (for `tags` and `keywords`), or itself."
-    text = text.strip()
-    if key in LIST_KEYS: return [t.strip() for t in text.split(",") if t.strip()]
-    for cast in (int, float):
-        try: return cast(text)
-        except ValueError: pass
-    return text
+__all__ = ['FILTER_SYNTAX', 'parse_meta', 'parse_filters', 'open_kb_for', 'empty_kb_note']
 
 # %% ../../../nbs/rag/kb/31a_options.ipynb #4b8d4dbe
 def parse_meta(items:Sequence[str], # key=value pairs, e.g. the --meta arguments

@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 # %% auto #0
-__all__ = ['MODES', 'WORD', 'STOP_WORDS', 'OPS', 'FIELD', 'FILTER_DEPTH', 'FILTER_CHARS', 'MAX_QUERY', 'META_DEPTH', 'META_CHARS',
-           'LITERAL_DEPTH', 'REWORDED_WEIGHT', 'PAGE_WEIGHT', 'Hit', 'Hits', 'citation_for', 'unique_names', 'relabel',
-           'query_terms', 'check_json', 'json_depth', 'parse_json', 'check_filters', 'normalize_filters',
-           'check_metadata', 'rrf', 'hybrid', 'page_order', 'fuse_pages', 'dedupe', 'spread']
+__all__ = ['MODES', 'WORD', 'STOP_WORDS', 'OPS', 'FIELD', 'FILTER_DEPTH', 'FILTER_CHARS', 'MAX_QUERY', 'LIST_KEYS', 'META_DEPTH',
+           'META_CHARS', 'LITERAL_DEPTH', 'REWORDED_WEIGHT', 'PAGE_WEIGHT', 'Hit', 'Hits', 'citation_for',
+           'unique_names', 'relabel', 'query_terms', 'check_json', 'json_depth', 'parse_json', 'typed_value',
+           'check_filters', 'normalize_filters', 'check_metadata', 'rrf', 'hybrid', 'page_order', 'fuse_pages',
+           'dedupe', 'spread']
 
 # %% ../../../nbs/rag/kb/30_search.ipynb #95bbccc8
 @dataclass
@@ -142,6 +143,23 @@ FIELD = re.compile(r"^[A-Za-z_][\w.-]{0,63}$")  # a metadata field name a filter
 FILTER_DEPTH, FILTER_CHARS = 3, 10_000  # {field: {operator: [values]}}, and its size as JSON
 MAX_QUERY = 2000  # characters in a search query (the service's /kb/search, rag eval's golden questions)
 _LISTS = (list, tuple, set, frozenset)
+
+# %% ../../../nbs/rag/kb/30_search.ipynb #50b80e15
+LIST_KEYS = ("tags", "keywords")  # the fields whose text is a comma-separated list
+
+def typed_value(key:str, # the field, which decides whether commas make a list
+                text:str, # the value as written
+               ) -> Any:
+    "`text` as a list (for `tags` and `keywords`), an int, a finite float, or itself."
+    text = text.strip()
+    if key in LIST_KEYS: return [t.strip() for t in text.split(",") if t.strip()]
+    if len(text) > 15 or re.match(r"-?0\d", text): return text
+    for cast in (int, float):
+        try: v = cast(text)
+        except ValueError: continue
+        return v if math.isfinite(v) else text
+    return text
+
 
 # %% ../../../nbs/rag/kb/30_search.ipynb #7febf49c
 def _check_condition(f:str, op:str, v:Any) -> None:
