@@ -18,7 +18,7 @@ log = logging.getLogger(__name__)
 
 # %% auto #0
 __all__ = ['log', 'create_planner_agent', 'create_critic_agent', 'create_researcher_agent', 'create_expert_agent',
-           'create_finalizer_agent', 'changes', 'capture_errors']
+           'create_finalizer_agent', 'changes', 'exiting', 'capture_errors']
 
 # %% ../../nbs/gaia/21_agents.ipynb #3dfc6071
 def _respond(state:GraphState, sender:str, content:str, step_id:Optional[int]=None) -> GraphState:
@@ -164,6 +164,13 @@ def _failed(name:str, # the node's name
                 "final_reasoning_trace": f"{FAILURE_ANSWER} The finalizer failed: {out['error']}"}
     return out
 
+# %% ../../nbs/gaia/21_agents.ipynb #ad4be653
+def exiting(e:BaseException, # what a node raised
+           ) -> bool:
+    "Whether `e` says the process is exiting: the executors that run the graph's steps were shut down."
+    return isinstance(e, RuntimeError) and "cannot schedule new futures after" in str(e)
+
+
 # %% ../../nbs/gaia/21_agents.ipynb #01b6ff6a
 def capture_errors(name:str, # the node's name; "critic" is reported as the current critic step
                    node:Callable[[GraphState], GraphState], # the node function
@@ -174,5 +181,7 @@ def capture_errors(name:str, # the node's name; "critic" is reported as the curr
         t0 = time.perf_counter()
         try: return changes(state, node(state))
         except GraphBubbleUp: raise
-        except Exception as e: return changes(state, _failed(name, state, e, time.perf_counter() - t0))
+        except Exception as e:
+            if exiting(e): raise   # not the node's failure: the question is left to the next run
+            return changes(state, _failed(name, state, e, time.perf_counter() - t0))
     return guarded
