@@ -33,12 +33,14 @@ def supported_providers() -> list[str]:
 # %% ../../nbs/core/03_llm.ipynb #a7c1e005
 _OPENAI_NAMES = ("ModelServerUnreachable", "LLMDeadlineExceeded", "ServerChatOpenAI", "openai_llm_factory")
 
-def __getattr__(name:str, # a name of this module that is not defined yet
-               ) -> Any:
+def _openai_name(name:str, # a name of this module that is not defined yet
+                ) -> Any:
     "The OpenAI-bound names, loaded with their module on first use."
     if name not in _OPENAI_NAMES: raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from gaia_mas.core import openai_chat
     return getattr(openai_chat, name)
+
+__getattr__ = _openai_name  # Python asks it for a name the module does not define
 
 # %% ../../nbs/core/03_llm.ipynb #3a38678b
 def llm_factory(config:AgentConfig, # the agent's configuration

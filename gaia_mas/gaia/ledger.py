@@ -12,7 +12,7 @@ from ..core.settings import cache_dir
 from ..core.stores import connect_sqlite
 
 # %% auto #0
-__all__ = ['SPENT_COUNTS', 'Ledger', 'open_ledger', 'add_spent', 'LedgerWriter']
+__all__ = ['RERUN_STEPS', 'SPENT_COUNTS', 'Ledger', 'open_ledger', 'join_paths', 'add_spent', 'LedgerWriter']
 
 # %% ../../nbs/gaia/26f_ledger.ipynb #41aff339
 class Ledger:
@@ -62,18 +62,29 @@ def open_ledger(folder:Optional[str|Path]=None, # folder of ledger.sqlite; `cach
     finally: ledger.close()
 
 # %% ../../nbs/gaia/26f_ledger.ipynb #0e04c0f0
+RERUN_STEPS = 4  # the most agents a resumed attempt repeats: the steps the ledger saw that no checkpoint kept yet
+
+def join_paths(a:list, # the agents of the earlier attempts
+               b:list, # the agents of this attempt, from the step it resumed at
+              ) -> list:
+    "`a` then `b`, the steps `b` ran again (the longest end of `a` that starts `b`, up to `RERUN_STEPS`) counted once."
+    k = next((k for k in range(min(RERUN_STEPS, len(a), len(b)), 0, -1) if a[-k:] == b[:k]), 0)
+    return a + b[k:]
+
+
+# %% ../../nbs/gaia/26f_ledger.ipynb #1e1a3c5c
 SPENT_COUNTS = ("llm_calls", "input_tokens", "output_tokens", "wall_time_s")
 
 def add_spent(before:dict, # what earlier attempts spent, from the ledger ({} if none)
               now:dict, # what this attempt has spent
              ) -> dict:
-    "The two attempts together: counts summed, paths joined."
+    "The two attempts together: counts summed, paths joined (`join_paths`)."
     if not before: return now
     p, q = before.get("path") or {}, now.get("path") or {}
-    a, b = list(p.get("agents") or []), list(q.get("agents") or [])
-    path = {"agents": a + (b[1:] if a and b and b[0] == a[-1] else b),
+    path = {"agents": join_paths(list(p.get("agents") or []), list(q.get("agents") or [])),
             **{k: (p.get(k) or 0) + (q.get(k) or 0) for k in ("critic_rejections", "tool_calls")}}
     return {**{k: round((before.get(k) or 0) + (now.get(k) or 0), 3) for k in SPENT_COUNTS}, "path": path}
+
 
 # %% ../../nbs/gaia/26f_ledger.ipynb #dac38bce
 class LedgerWriter(BaseCallbackHandler):
