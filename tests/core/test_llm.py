@@ -48,7 +48,7 @@ def answer(base_url, max_retries):
 
 def test_retries_on_429_and_5xx(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    with fake_openai([429, 503, 429]) as (url, seen):
+    with fake_openai([429, 503, 429], retry_after_ms=10) as (url, seen):   # the server asks for short waits
         record = answer(url, max_retries=3)
     assert (record["status"], record["model_answer"]) == ("ok", "Paris")
     assert seen[:4] == [429, 503, 429, 200] and len(seen) == 3 + record["llm_calls"]
