@@ -164,7 +164,6 @@ class Point:
     label: str = ""
     color: str = COLORS[0]
 
-
 # %% ../../nbs/core/06_page.ipynb #0a96e6f5
 def _axes(size:int, x0:int, top:float, x_label:str, fmt:Callable) -> list[str]:
     "The axes of a scatter plot with their end labels, x from 0 to `top` and y from 0% to 100%."

@@ -110,7 +110,6 @@ class Settings(SettingsBase):
     serve: dict = _var({}, "set by `gaia-mas serve` for its worker processes, never by hand")
     test_pg_url: Optional[str] = _var(help="a PostgreSQL server with pgvector for the tests, instead of a throwaway one")
 
-
 # %% ../../nbs/core/01_settings.ipynb #27c8be42
 def env_names(field:str, # a field of `Settings`
              ) -> list[str]:

@@ -170,7 +170,6 @@ def exiting(e:BaseException, # what a node raised
     "Whether `e` says the process is exiting: the executors that run the graph's steps were shut down."
     return isinstance(e, RuntimeError) and "cannot schedule new futures after" in str(e)
 
-
 # %% ../../nbs/gaia/21_agents.ipynb #01b6ff6a
 def capture_errors(name:str, # the node's name; "critic" is reported as the current critic step
                    node:Callable[[GraphState], GraphState], # the node function

@@ -57,7 +57,6 @@ def _let_go(threads) -> None:
     queues = getattr(pool_threads, "_threads_queues", {})   # CPython's list of pool threads to join at exit
     for t in threads: queues.pop(t, None)
 
-
 # %% ../../nbs/gaia/26d_deadlines.ipynb #b1d7a003
 def call_within(f:Callable[[], Any], # what to run
                 seconds:float, # the most to wait for it

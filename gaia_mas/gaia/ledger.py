@@ -71,7 +71,6 @@ def join_paths(a:list, # the agents of the earlier attempts
     k = next((k for k in range(min(RERUN_STEPS, len(a), len(b)), 0, -1) if a[-k:] == b[:k]), 0)
     return a + b[k:]
 
-
 # %% ../../nbs/gaia/26f_ledger.ipynb #1e1a3c5c
 SPENT_COUNTS = ("llm_calls", "input_tokens", "output_tokens", "wall_time_s")
 
@@ -84,7 +83,6 @@ def add_spent(before:dict, # what earlier attempts spent, from the ledger ({} if
     path = {"agents": join_paths(list(p.get("agents") or []), list(q.get("agents") or [])),
             **{k: (p.get(k) or 0) + (q.get(k) or 0) for k in ("critic_rejections", "tool_calls")}}
     return {**{k: round((before.get(k) or 0) + (now.get(k) or 0), 3) for k in SPENT_COUNTS}, "path": path}
-
 
 # %% ../../nbs/gaia/26f_ledger.ipynb #dac38bce
 class LedgerWriter(BaseCallbackHandler):

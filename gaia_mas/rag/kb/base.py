@@ -27,7 +27,6 @@ class Embedder(Protocol):
     def embed_documents(self, texts:list[str]) -> list[list[float]]: "One vector per text."
     def embed_query(self, text:str) -> list[float]: "The vector of a query."
 
-
 # %% ../../../nbs/rag/kb/30_base.ipynb #e80e9e97
 @functools.lru_cache(maxsize=200_000)
 def _bucket(feature:str, dim:int) -> tuple[int, float]:
@@ -223,7 +222,6 @@ def warm(self:KnowledgeBase) -> float:
     try: self.search(WARM_QUERY, k=1)
     except Exception as e: log.info("warming the knowledge base up failed (the first search will say why): %s", e)
     return round(time.monotonic() - t0, 3)
-
 
 # %% ../../../nbs/rag/kb/30_base.ipynb #e83726f0
 EMBEDDING_KEY = "embedding_underway"  # the setting that says who adds vectors now, and when they last said so

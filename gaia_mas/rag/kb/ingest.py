@@ -77,7 +77,6 @@ def markdown_sections(text:str, # Markdown, without its front matter
 # %% ../../../nbs/rag/kb/31_ingest.ipynb #73bcaf53
 LIST_FIELDS, meta_value = LIST_KEYS, typed_value  # the list fields and the text-to-value rule of `gaia_mas.rag.kb.search`
 
-
 # %% ../../../nbs/rag/kb/31_ingest.ipynb #a39b9201
 def read_markdown(path:Path) -> tuple[str, dict, list[Section]]:
     "Title, front-matter metadata and sections of a Markdown file."

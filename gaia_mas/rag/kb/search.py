@@ -160,7 +160,6 @@ def typed_value(key:str, # the field, which decides whether commas make a list
         return v if math.isfinite(v) else text
     return text
 
-
 # %% ../../../nbs/rag/kb/30_search.ipynb #7febf49c
 def _check_condition(f:str, op:str, v:Any) -> None:
     "ValueError if `v` is not what the operator `op` of field `f` takes."

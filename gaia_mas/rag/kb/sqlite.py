@@ -107,7 +107,6 @@ def _version(self:SQLiteKB) -> Optional[str]:
     r = self.db.execute("select value from kb_info where key='version'").fetchone()
     return r[0] if r else None
 
-
 # %% ../../../nbs/rag/kb/30b_sqlite.ipynb #c4f44816
 @patch
 @contextlib.contextmanager
@@ -117,7 +116,6 @@ def _snapshot(self:SQLiteKB):
     self.db.execute("begin")
     try: self._local.version = self._version() or "0"; yield
     finally: self._local.version = None; self.db.execute("commit")
-
 
 # %% ../../../nbs/rag/kb/30b_sqlite.ipynb #bf1a0f15
 @patch
@@ -132,7 +130,6 @@ def _known(self:SQLiteKB, key:Hashable, # the name of what is kept
     if memo is None or memo[0] != self._local.version: self._memo = memo = (self._local.version, {})
     if key not in memo[1]: memo[1][key] = load()
     return memo[1][key]
-
 
 # %% ../../../nbs/rag/kb/30b_sqlite.ipynb #8b0a9f93
 @patch
