@@ -189,3 +189,41 @@ def test_serve_refuses_to_start_without_a_key_or_with_a_bad_kb(sample_kb_url):
     r = subprocess.run([*SERVE, "--provider", "scripted", "--kb", f"postgresql://app:s3cret@127.0.0.1:{free_port()}/kb",
                         "--port", str(free_port())], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "knowledge base" in r.stderr and "s3cret" not in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+def _listening_sockets(port:int) -> int:
+    "How many distinct TCP sockets listen on `port` on this machine (from /proc/net/tcp and tcp6)."
+    found = set()
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(FileNotFoundError), open(name) as f:
+            for row in list(f)[1:]:
+                local, state, inode = row.split()[1], row.split()[3], row.split()[9]
+                if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port: found.add(inode)
+    return len(found)
+
+def _worker_cpu(url:str) -> list[float]:
+    "Each uvicorn worker's CPU seconds so far (user + system), for the `serve` behind `url`."
+    import psutil
+    port = url.rsplit(":", 1)[1]
+    mine = [p for p in psutil.Process().children() if f" --port {port} " in f" {' '.join(p.cmdline())} "]
+    kids = [k for p in mine for k in p.children(recursive=True) if "spawn_main" in " ".join(k.cmdline())]
+    return [sum(k.cpu_times()[:2]) for k in kids]
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the kernel spreads connections over SO_REUSEPORT sockets on Linux")
+def test_two_workers_listen_apart_and_share_a_burst(sample_kb_url, tmp_path):
+    """`--workers 2`: each worker listens on a socket of its own, so the kernel spreads a burst of new connections over
+    both (with one shared socket, one worker often took most of a burst); a second `serve` on the port is refused."""
+    with serve("--kb", sample_kb_url, "--sessions", f"sqlite:///{tmp_path}/s.sqlite", "--workers", "2") as url:
+        port, end = int(url.rsplit(":", 1)[1]), time.monotonic() + 120
+        while _listening_sockets(port) < 2 and time.monotonic() < end: time.sleep(0.2)  # the second may still be warming
+        assert _listening_sockets(port) == 2
+        before = _worker_cpu(url)
+        async def burst():
+            async with httpx.AsyncClient(timeout=120, headers={"Connection": "close"}, limits=httpx.Limits(max_connections=80)) as c:
+                return await asyncio.gather(*(c.post(f"{url}/multiagent/sequential/chat", json={"question": Q, "session_id": f"b{i}"})
+                                              for i in range(64)))
+        assert [r.status_code for r in asyncio.run(burst())] == [200] * 64
+        spent = [b - a for a, b in zip(before, _worker_cpu(url))]
+        assert len(spent) == 2 and min(spent) >= 0.25 * sum(spent), spent
+        second = subprocess.run([*SERVE, "--provider", "scripted", "--kb", sample_kb_url, "--port", str(port), "--workers", "2"],
+                                capture_output=True, text=True, timeout=120, env={**os.environ, "OPIK_TRACK_DISABLE": "true"})
+        assert second.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in second.stderr, second.stderr
