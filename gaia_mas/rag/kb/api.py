@@ -45,6 +45,9 @@ def open_kb(url:str|Path, # sqlite:///path/kb.sqlite, a bare file path, or postg
         ingest(kb, ["nbs/samples/kb/docs"])
         kb.search("circuit breaker half-open", k=2)[0].citation   # 'circuit-breakers.md § Half-open state'
     """
+    if isinstance(url, (SQLiteKB, PostgresKB)) and embeddings is None: return url  # already open: itself
+    if not isinstance(url, (str, Path)):
+        raise TypeError(f"open_kb wants a URL or a path, not a {type(url).__name__}: pass kb.url, or the knowledge base itself")
     url = str(url)
     if is_postgres(url): return PostgresKB(url, embeddings)
     if url.startswith("sqlite:///"): url = url[len("sqlite:///"):]
