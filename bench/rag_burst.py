@@ -8,8 +8,9 @@ For each version: one client (8 requests in a row), 32 concurrent sessions (each
 `--bursts` bursts of `--size` simultaneous requests (each its own session), all on the sequential pattern, every
 question different, down to the search query the scripted research agent writes (so every search embeds its query:
 no cache sees the same text twice). Per load: p50, its ratio to the one client's p50, p95,
-failures and the server's CPU milliseconds per request (its processes' user + system time, from /proc: robust to a
-shared machine, unlike the wall times). The goals: 32 sessions within 1.3x and 128 simultaneous requests within 1.5x of
+failures, the server's CPU milliseconds per request (its processes' user + system time, from /proc: robust to a
+shared machine, unlike the wall times) and the busiest process's share of that CPU (50% when two workers split a load
+evenly). The goals: 32 sessions within 1.3x and 128 simultaneous requests within 1.5x of
 one client, with no failure.
 """
 import argparse, asyncio, contextlib, hashlib, os, shutil, statistics, subprocess, sys, tempfile, time
@@ -79,10 +80,20 @@ async def burst(url:str, n:int, tag:str) -> list:
         return await asyncio.gather(*(_ask(c, f"{tag}-{i}") for i in range(n)))
 
 
-def measure(proc:psutil.Process, fn) -> tuple[list, int, float]:
-    "(latencies, failures, server CPU ms per request) of the load `fn()`."
-    c0 = cpu(proc); rs = fn()
-    return [t for t, _ in rs], sum(not ok for _, ok in rs), 1000 * (cpu(proc) - c0) / len(rs)
+def by_process(proc:psutil.Process) -> dict:
+    "CPU seconds (user + system) of each process of the server: the workers, or the one process."
+    out = {}
+    for p in [proc, *proc.children(recursive=True)]:
+        with contextlib.suppress(psutil.Error): t = p.cpu_times(); out[p.pid] = t.user + t.system
+    return out
+
+
+def measure(proc:psutil.Process, fn) -> tuple[list, int, float, float]:
+    "(latencies, failures, server CPU ms per request, the busiest process's share of that CPU) of the load `fn()`."
+    c0, w0 = cpu(proc), by_process(proc); rs = fn(); w1 = by_process(proc)
+    spent = [w1[p] - w0.get(p, 0.0) for p in w1]
+    share = max(spent) / max(sum(spent), 1e-9)
+    return [t for t, _ in rs], sum(not ok for _, ok in rs), 1000 * (cpu(proc) - c0) / len(rs), share
 
 
 def run(versions:list, latency:float, workers:int|None, size:int, bursts:int) -> None:
@@ -96,15 +107,17 @@ def run(versions:list, latency:float, workers:int|None, size:int, bursts:int) ->
         rows, one = [], {}
         for i, (load, fn) in enumerate(loads):
             for label, (url, proc) in servers.items():
-                lat, fails, ms = measure(proc, lambda: fn(url, f"{label}-{i}"))
+                lat, fails, ms, share = measure(proc, lambda: fn(url, f"{label}-{i}"))
                 p50 = statistics.median(lat); one.setdefault(label, p50)
                 goal = GOALS.get(load)
                 ratio = f"{p50 / one[label]:.2f}x" + (f" ({'within' if p50 / one[label] <= goal else 'above'} {goal}x)" if goal else "")
-                rows.append([load, label, len(lat), f"{p50:.2f}", ratio, f"{pct(lat, 95):.2f}", fails, f"{ms:.1f}"])
+                rows.append([load, label, len(lat), f"{p50:.2f}", ratio, f"{pct(lat, 95):.2f}", fails, f"{ms:.1f}",
+                             f"{100 * share:.0f}%"])
         table(f"`serve` on its defaults{f' with --workers {workers}' if workers else ''}, {latency}s per LLM call, "
               f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end (wall times are noisy on a shared "
               "machine; the CPU per request is not)",
-              ["load", "code", "requests", "p50 s", "p50 / one client", "p95 s", "failed", "server CPU ms/request"], rows)
+              ["load", "code", "requests", "p50 s", "p50 / one client", "p95 s", "failed", "server CPU ms/request",
+               "busiest process's share"], rows)
 
 
 def main(argv=None):
