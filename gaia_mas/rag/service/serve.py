@@ -8,7 +8,7 @@ __all__ = ['MAX_CONCURRENCY', 'SERVE_ENV', 'LIFECYCLE', 'GC_THRESHOLDS', 'SPREAD
            'cmd_serve']
 
 # %% ../../../nbs/rag/service/39j_serve.ipynb #a756fc9a
-import functools, gc, json, os, socket, sys
+import contextlib, functools, gc, json, os, socket, sys
 from pathlib import Path
 from typing import Any, Optional
 from fastapi import FastAPI
@@ -132,7 +132,8 @@ def run_workers(config:"uvicorn.Config") -> int:
     from uvicorn.supervisors import Multiprocess
     try: held = hold_port(config.host, config.port)
     except OSError as e: print(f"gaia-mas serve: cannot listen on {config.host}:{config.port}: {e}", file=sys.stderr); return 2
-    with held: Multiprocess(config, sockets=[OwnSocket(config.host, held.getsockname()[1])]).run()
+    with held, contextlib.suppress(KeyboardInterrupt):  # as `uvicorn.run`
+        Multiprocess(config, sockets=[OwnSocket(config.host, held.getsockname()[1])]).run()
     return 0
 
 # %% ../../../nbs/rag/service/39j_serve.ipynb #5579b2b3
