@@ -12,9 +12,13 @@ failures, the server's CPU milliseconds per request (its processes' user + syste
 shared machine, unlike the wall times) and the busiest process's share of that CPU (50% when two workers split a load
 evenly). The goals: 32 sessions within 1.3x and 128 simultaneous requests within 1.5x of
 one client, with no failure.
+
+The client runs on the server's cores, so its own CPU (the last column) slows the server down: httpx, the default,
+spends about 2.7 ms per request; `--client raw` (asyncio's streams, a new connection per request) about a tenth of that.
 """
-import argparse, asyncio, contextlib, hashlib, os, shutil, statistics, subprocess, sys, tempfile, time
+import argparse, asyncio, contextlib, hashlib, json as jsonlib, os, shutil, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
+from types import SimpleNamespace
 
 os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
 import httpx, psutil  # noqa: E402
@@ -62,21 +66,40 @@ async def _ask(c:httpx.AsyncClient, session:str, turn:int=0) -> tuple[float, boo
     return time.perf_counter() - t0, r.status_code == 200
 
 
+class RawClient:
+    "A client that costs almost no CPU: each POST on a new connection, written and read with asyncio's streams."
+    def __init__(self, base_url:str, **_): self.host, port = base_url.split("//")[1].rsplit(":", 1); self.port = int(port)
+    async def __aenter__(self): return self
+    async def __aexit__(self, *exc): return None
+
+    async def post(self, path:str, json:dict):
+        body = jsonlib.dumps(json).encode()
+        head = (f"POST {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n")
+        r, w = await asyncio.open_connection(self.host, self.port)
+        try: w.write(head.encode() + body); data = await asyncio.wait_for(r.read(), 180)
+        finally: w.close()
+        return SimpleNamespace(status_code=int(data.split(b" ", 2)[1]) if data.startswith(b"HTTP/") else 0)
+
+
+CLIENT = httpx.AsyncClient  # --client raw: RawClient
+
+
 async def one_client(url:str, n:int, tag:str) -> list:
-    async with httpx.AsyncClient(base_url=url, timeout=180) as c:
+    async with CLIENT(base_url=url, timeout=180) as c:
         return [await _ask(c, f"{tag}-{i}") for i in range(n)]
 
 
 async def sessions(url:str, n:int, turns:int, tag:str) -> list:
     "`n` concurrent sessions, each asking `turns` questions in turn."
-    async with httpx.AsyncClient(base_url=url, timeout=180, limits=httpx.Limits(max_connections=n + 8)) as c:
+    async with CLIENT(base_url=url, timeout=180, limits=httpx.Limits(max_connections=n + 8)) as c:
         async def one(s): return [await _ask(c, f"{tag}-{s}", t) for t in range(turns)]
         return [r for rs in await asyncio.gather(*(one(s) for s in range(n))) for r in rs]
 
 
 async def burst(url:str, n:int, tag:str) -> list:
     "`n` simultaneous requests, each its own session."
-    async with httpx.AsyncClient(base_url=url, timeout=180, limits=httpx.Limits(max_connections=n + 8)) as c:
+    async with CLIENT(base_url=url, timeout=180, limits=httpx.Limits(max_connections=n + 8)) as c:
         return await asyncio.gather(*(_ask(c, f"{tag}-{i}") for i in range(n)))
 
 
@@ -88,12 +111,13 @@ def by_process(proc:psutil.Process) -> dict:
     return out
 
 
-def measure(proc:psutil.Process, fn) -> tuple[list, int, float, float]:
-    "(latencies, failures, server CPU ms per request, the busiest process's share of that CPU) of the load `fn()`."
-    c0, w0 = cpu(proc), by_process(proc); rs = fn(); w1 = by_process(proc)
+def measure(proc:psutil.Process, fn) -> tuple[list, int, float, float, float]:
+    "(latencies, failures, server CPU ms per request, the busiest process's share of it, client CPU ms per request)."
+    c0, w0, me = cpu(proc), by_process(proc), time.process_time(); rs = fn()
+    mine, w1 = time.process_time() - me, by_process(proc)
     spent = [w1[p] - w0.get(p, 0.0) for p in w1]
     share = max(spent) / max(sum(spent), 1e-9)
-    return [t for t, _ in rs], sum(not ok for _, ok in rs), 1000 * (cpu(proc) - c0) / len(rs), share
+    return [t for t, _ in rs], sum(not ok for _, ok in rs), 1000 * (cpu(proc) - c0) / len(rs), share, 1000 * mine / len(rs)
 
 
 def run(versions:list, latency:float, workers:int|None, size:int, bursts:int) -> None:
@@ -107,17 +131,18 @@ def run(versions:list, latency:float, workers:int|None, size:int, bursts:int) ->
         rows, one = [], {}
         for i, (load, fn) in enumerate(loads):
             for label, (url, proc) in servers.items():
-                lat, fails, ms, share = measure(proc, lambda: fn(url, f"{label}-{i}"))
+                lat, fails, ms, share, client = measure(proc, lambda: fn(url, f"{label}-{i}"))
                 p50 = statistics.median(lat); one.setdefault(label, p50)
                 goal = GOALS.get(load)
                 ratio = f"{p50 / one[label]:.2f}x" + (f" ({'within' if p50 / one[label] <= goal else 'above'} {goal}x)" if goal else "")
                 rows.append([load, label, len(lat), f"{p50:.2f}", ratio, f"{pct(lat, 95):.2f}", fails, f"{ms:.1f}",
-                             f"{100 * share:.0f}%"])
+                             f"{100 * share:.0f}%", f"{client:.1f}"])
         table(f"`serve` on its defaults{f' with --workers {workers}' if workers else ''}, {latency}s per LLM call, "
+              f"{'httpx' if CLIENT is httpx.AsyncClient else 'raw'} client, "
               f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end (wall times are noisy on a shared "
               "machine; the CPU per request is not)",
               ["load", "code", "requests", "p50 s", "p50 / one client", "p95 s", "failed", "server CPU ms/request",
-               "busiest process's share"], rows)
+               "busiest process's share", "client CPU ms/request"], rows)
 
 
 def main(argv=None):
@@ -126,7 +151,11 @@ def main(argv=None):
     ap.add_argument("--workers", type=int, help="pass --workers N to serve (default: no flag, serve's default)")
     ap.add_argument("--size", type=int, default=128); ap.add_argument("--bursts", type=int, default=3)
     ap.add_argument("--latency", type=float, default=0.2)
+    ap.add_argument("--client", choices=("httpx", "raw"), default="httpx",
+                    help="httpx (about 2.7 ms of CPU per request, on the server's cores) or raw (asyncio streams, about 0.3)")
     a = ap.parse_args(argv)
+    global CLIENT
+    CLIENT = RawClient if a.client == "raw" else httpx.AsyncClient
     versions = [*((("before", a.ref.resolve()),) if a.ref else ()), ("after" if a.ref else "this", HERE)]
     run(versions, a.latency, a.workers, a.size, a.bursts)
 
