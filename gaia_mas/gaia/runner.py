@@ -70,7 +70,7 @@ def _run_once(app, task:dict, tid:str, callbacks:Sequence, durability:str, budge
     cost, path, threads, t0 = TokenCounter(), PathTracker(), CallThreads(), time.perf_counter()
     before = _earlier(app, tid, ledger)
     spent = lambda: add_spent(before, {**cost.totals(), "wall_time_s": round(time.perf_counter() - t0, 3),
-                                       "path": path.summary()})
+                                       **path.snapshot()})
     writer = [LedgerWriter(ledger, tid, spent)] if ledger else []
     config = {"configurable": {"thread_id": tid},
               "callbacks": [cost, path, StepLogger(task["task_id"], tid), threads, *writer, *callbacks]}
