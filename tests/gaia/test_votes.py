@@ -88,6 +88,10 @@ def test_kill_mid_repeats_and_votes_then_resume(tmp_path):
           f"records resumed from checkpoints: {sum(r['resume'] != 'new' for r in recs)}")
     assert sorted(counts) == sorted((t, k) for t in ids for k in range(2)) and set(counts.values()) == {1}
     assert all(r["status"] == "ok" and len(r["votes"]["runs"]) == 3 for r in recs)
+    for r in recs:   # each run's cost covers all its attempts (a whole run makes 7 calls), the record's covers its runs
+        assert all(x["llm_calls"] >= 7 for x in r["votes"]["runs"]), r["votes"]["runs"]
+        assert r["llm_calls"] == sum(x["llm_calls"] for x in r["votes"]["runs"]), r
+        assert all(x["path"] == r["path"] for x in r["votes"]["runs"]), r   # the same whole path, resumed or not
 
 
 def test_retry_failed_per_task_and_repeat(tmp_path, dry):
