@@ -11,7 +11,7 @@ from .logs import component_of
 # %% auto #0
 __all__ = ['PATH_COUNTS', 'path_counts', 'PathTracker']
 
-# %% ../../nbs/gaia/26c_tracking.ipynb #6fd59462
+# %% ../../nbs/gaia/26c_tracking.ipynb #a41c7d5e
 PATH_COUNTS = ("critic_rejections", "tool_calls")  # what a step counts, in the order of its entry in `steps`
 
 def path_counts(steps:dict, # step name -> [critic rejections, tool calls], as `PathTracker.snapshot` gives them
@@ -19,6 +19,7 @@ def path_counts(steps:dict, # step name -> [critic rejections, tool calls], as `
     "A path's counts: the sums over its steps."
     return {k: sum(s[i] for s in steps.values()) for i, k in enumerate(PATH_COUNTS)}
 
+# %% ../../nbs/gaia/26c_tracking.ipynb #6fd59462
 class PathTracker(BaseCallbackHandler):
     "A run's path: the agents in the order they ran, and each graph step's critic rejections and tool calls."
     def __init__(self): self.agents, self.steps, self._at, self._runs, self._lock = [], {}, [], {}, threading.Lock()
