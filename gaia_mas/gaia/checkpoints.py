@@ -48,7 +48,7 @@ def resume_mode(app, # a compiled graph
     try: snap = app.get_state({"configurable": {"thread_id": thread_id}})
     except ValueError: return "new"   # no checkpointer
     if not snap.values: return "new"
-    if snap.next: return "unfinished"
+    if snap.tasks: return "unfinished"   # steps left, one of them perhaps done but not yet saved as a checkpoint
     return "finished" if snap.values.get("final_answer") else "new"
 
 # %% ../../nbs/gaia/26e_checkpoints.ipynb #97df5ebf

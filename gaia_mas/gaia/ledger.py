@@ -10,6 +10,7 @@ from typing import Callable, Optional
 from langchain_core.callbacks import BaseCallbackHandler
 from ..core.settings import cache_dir
 from ..core.stores import connect_sqlite
+from .tracking import PATH_COUNTS, path_counts
 
 # %% auto #0
 __all__ = ['RERUN_STEPS', 'SPENT_COUNTS', 'Ledger', 'open_ledger', 'join_paths', 'add_spent', 'LedgerWriter']
@@ -77,12 +78,14 @@ SPENT_COUNTS = ("llm_calls", "input_tokens", "output_tokens", "wall_time_s")
 def add_spent(before:dict, # what earlier attempts spent, from the ledger ({} if none)
               now:dict, # what this attempt has spent
              ) -> dict:
-    "The two attempts together: counts summed, paths joined (`join_paths`)."
+    "The two attempts together: spending summed, paths joined (`join_paths`), each step counted once (its last run)."
     if not before: return now
     p, q = before.get("path") or {}, now.get("path") or {}
-    path = {"agents": join_paths(list(p.get("agents") or []), list(q.get("agents") or [])),
-            **{k: (p.get(k) or 0) + (q.get(k) or 0) for k in ("critic_rejections", "tool_calls")}}
-    return {**{k: round((before.get(k) or 0) + (now.get(k) or 0), 3) for k in SPENT_COUNTS}, "path": path}
+    steps = {**before["steps"], **now["steps"]} if "steps" in before and "steps" in now else None
+    counts = path_counts(steps) if steps is not None else {k: (p.get(k) or 0) + (q.get(k) or 0) for k in PATH_COUNTS}
+    path = {"agents": join_paths(list(p.get("agents") or []), list(q.get("agents") or [])), **counts}
+    return {**{k: round((before.get(k) or 0) + (now.get(k) or 0), 3) for k in SPENT_COUNTS}, "path": path,
+            **({} if steps is None else {"steps": steps})}
 
 # %% ../../nbs/gaia/26f_ledger.ipynb #dac38bce
 class LedgerWriter(BaseCallbackHandler):

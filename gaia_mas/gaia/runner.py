@@ -65,12 +65,12 @@ def _earlier(app, tid:str, ledger:Optional[Ledger]) -> dict:
 
 # %% ../../nbs/gaia/26_runner.ipynb #0be2e43d
 def _run_once(app, task:dict, tid:str, callbacks:Sequence, durability:str, budget:Optional[float],
-              ledger:Optional[Ledger]=None) -> tuple[dict, dict]:
+              ledger:Optional[Ledger]=None, clock:Optional[Callable[[], float]]=None) -> tuple[dict, dict]:
     "One run of a task on thread `tid`: its final state, and its status, error, cost (all attempts), mode and path."
     cost, path, threads, t0 = TokenCounter(), PathTracker(), CallThreads(), time.perf_counter()
     before = _earlier(app, tid, ledger)
-    spent = lambda: add_spent(before, {**cost.totals(), "wall_time_s": round(time.perf_counter() - t0, 3),
-                                       "path": path.summary()})
+    spent = lambda: {**add_spent(before, {**cost.totals(), "wall_time_s": round(time.perf_counter() - t0, 3),
+                                          **path.snapshot()}), **({"vote_time_s": clock()} if clock else {})}
     writer = [LedgerWriter(ledger, tid, spent)] if ledger else []
     config = {"configurable": {"thread_id": tid},
               "callbacks": [cost, path, StepLogger(task["task_id"], tid), threads, *writer, *callbacks]}
@@ -123,10 +123,10 @@ def _vote_failure(runs:list[dict]) -> tuple[str, str]:
     return status, next((r["error"] for r in failed if r.get("error")), "no run gave an answer")
 
 # %% ../../nbs/gaia/26_runner.ipynb #08947bec
-def _vote_result(task:dict, done:list[tuple[dict, dict]], n:int) -> tuple[dict, dict]:
+def _vote_result(task:dict, done:list[tuple[dict, dict]], n:int, earlier:float=0) -> tuple[dict, dict]:
     "The winning run's state, and the vote's status, summed cost, path and `votes`, from the (state, run) pairs."
     runs, winner = [r for _, r in done], plurality(r["answer"] for _, r in done)
-    earlier = max(r.pop("earlier_s") for r in runs)   # the runs of a vote ran side by side
+    for r in runs: r.pop("earlier_s")   # the vote's earlier time is its own, see `_vote_earlier`
     state, best = next(((s, r) for s, r in done if winner and vote_key(r["answer"]) == vote_key(winner)), ({}, runs[0]))
     status, error = ("ok", None) if winner else _vote_failure(runs)
     modes = {r["resume"] for r in runs}
@@ -135,6 +135,12 @@ def _vote_result(task:dict, done:list[tuple[dict, dict]], n:int) -> tuple[dict, 
                    "thread_id": best["thread_id"], "path": best["path"],
                    "votes": vote_summary([{k: v for k, v in r.items() if k != "error" or v} for r in runs], n,
                                          len(runs) < n or any(r["status"] == "stopped" for r in runs))}
+
+# %% ../../nbs/gaia/26_runner.ipynb #7d3b2f64
+def _vote_earlier(entries:list[dict], # the ledger entries of the vote's runs, from `_earlier` ({} for a new run)
+                 ) -> float:
+    "How long the earlier attempts at a vote ran, from its runs' ledger entries."
+    return max(((e.get("vote_time_s") or e.get("wall_time_s") or 0) for e in entries), default=0)
 
 # %% ../../nbs/gaia/26_runner.ipynb #2d681f43
 def run_votes(app, # a compiled graph
@@ -149,6 +155,9 @@ def run_votes(app, # a compiled graph
              ) -> tuple[dict, dict]:
     "The winning run's state, and the question's status, summed cost, path and `votes`."
     stop, repeat, done, running = threading.Event(), task.get("repeat") or 0, [], {}
+    tids = [thread_id_for(task["task_id"], key, repeat, v) for v in range(n)]
+    earlier, t0 = _vote_earlier([_earlier(app, t, ledger) for t in tids]), time.perf_counter()
+    clock = lambda: round(earlier + time.perf_counter() - t0, 3)   # the vote's time, all attempts
     handlers = [*callbacks, *([Stop(stop)] if early_stop else [])]
     pool = ThreadPoolExecutor(n, thread_name_prefix="gaia-vote")
     def top_up():
@@ -156,9 +165,8 @@ def run_votes(app, # a compiled graph
         want = runs_to_decide([r["answer"] for _, r in done], n - len(done)) if early_stop else n
         while len(done) + len(running) < n and len(running) < want and not stop.is_set():
             v = len(done) + len(running)
-            running[pool.submit(contextvars.copy_context().run, _run_once, app, task,
-                                thread_id_for(task["task_id"], key, repeat, v), handlers, durability, budget,
-                                ledger)] = v
+            running[pool.submit(contextvars.copy_context().run, _run_once, app, task, tids[v], handlers, durability,
+                                budget, ledger, clock)] = v
     try:
         top_up()
         while running:
@@ -168,7 +176,7 @@ def run_votes(app, # a compiled graph
             if early_stop and decided([r["answer"] for _, r in done], n - len(done)): stop.set()
             top_up()
     finally: pool.shutdown(wait=False, cancel_futures=True)
-    return _vote_result(task, done, n)
+    return _vote_result(task, done, n, earlier)
 
 # %% ../../nbs/gaia/26_runner.ipynb #e15d7261
 def _done_threads(record:dict, # a record just written

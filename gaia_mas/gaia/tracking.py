@@ -9,29 +9,45 @@ from langchain_core.callbacks import BaseCallbackHandler
 from .logs import component_of
 
 # %% auto #0
-__all__ = ['PathTracker']
+__all__ = ['PATH_COUNTS', 'path_counts', 'PathTracker']
+
+# %% ../../nbs/gaia/26c_tracking.ipynb #a41c7d5e
+PATH_COUNTS = ("critic_rejections", "tool_calls")  # what a step counts, in the order of its entry in `steps`
+
+def path_counts(steps:dict, # step name -> [critic rejections, tool calls], as `PathTracker.snapshot` gives them
+               ) -> dict:
+    "A path's counts: the sums over its steps."
+    return {k: sum(s[i] for s in steps.values()) for i, k in enumerate(PATH_COUNTS)}
 
 # %% ../../nbs/gaia/26c_tracking.ipynb #6fd59462
 class PathTracker(BaseCallbackHandler):
-    "A run's path: the agents in the order they ran, the critics' rejections and the tool calls."
-    def __init__(self):
-        self.agents, self.rejections, self.tool_calls, self._steps, self._lock = [], 0, 0, set(), threading.Lock()
+    "A run's path: the agents in the order they ran, and each graph step's critic rejections and tool calls."
+    def __init__(self): self.agents, self.steps, self._at, self._runs, self._lock = [], {}, [], {}, threading.Lock()
 
     def on_chain_start(self, serialized, inputs, *, run_id, tags=None, metadata=None, **kw):
         if not any(t.startswith("graph:step:") for t in tags or ()): return
-        agent = component_of(metadata or {}).split("/")[0]
+        md = metadata or {}
+        agent, depth = component_of(md).split("/")[0], str(md.get("langgraph_checkpoint_ns") or "").count("|")
         with self._lock:
-            self._steps.add(run_id)
+            self._at = [*self._at[:depth], md.get("langgraph_step")]   # the steps run one at a time
+            self._runs[run_id] = step = ".".join(map(str, self._at))
+            self.steps.setdefault(step, [0, 0])
             if not self.agents or self.agents[-1] != agent: self.agents.append(agent)
 
     def on_chain_end(self, outputs, *, run_id, **kw):
-        if run_id not in self._steps or not isinstance(outputs, dict): return
+        with self._lock: step = self._runs.pop(run_id, None)
+        if step is None or not isinstance(outputs, dict): return
         rejected = any(k.startswith("critic") and k.endswith("_decision") and v == "reject" for k, v in outputs.items())
-        with self._lock: self.rejections += rejected
+        with self._lock: self.steps[step][0] += rejected
 
     def on_tool_start(self, serialized, input_str, **kw):
-        with self._lock: self.tool_calls += 1
+        with self._lock: self.steps.setdefault(".".join(map(str, self._at)), [0, 0])[1] += 1
+
+    def snapshot(self) -> dict:
+        "The path as a record field, and the counts of each step (for the ledger)."
+        with self._lock: agents, steps = list(self.agents), {k: list(v) for k, v in self.steps.items()}
+        return {"path": {"agents": agents, **path_counts(steps)}, "steps": steps}
 
     def summary(self) -> dict:
         "The path as a record field."
-        return {"agents": list(self.agents), "critic_rejections": self.rejections, "tool_calls": self.tool_calls}
+        return self.snapshot()["path"]

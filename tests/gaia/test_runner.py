@@ -1,6 +1,6 @@
 """`kill -9` in the middle of `gaia-mas run`, twice, then a torn last line, then a resume: every task ends answered
 exactly once, and the questions that were in flight continue from their last completed step."""
-import json, signal, subprocess, time
+import json, signal, subprocess, sys, time
 from collections import Counter
 from cli_support import GAIA, cli_env
 import pytest
@@ -122,7 +122,7 @@ def test_a_resumed_record_covers_the_whole_task_after_kill_9(tmp_path):
     print(f"\nresumed: {[(r['task_id'], r['llm_calls'], r['wall_time_s']) for r in resumed]}")
     assert resumed, "some questions should have been in flight at the kill"
     for r in resumed:   # a whole question makes 7 calls; a call cut off by the kill is made again, and counts
-        assert r["llm_calls"] >= 7 and r["path"]["agents"] == FULL_PATH, r
+        assert r["llm_calls"] >= 7 and r["path"] == {"agents": FULL_PATH, "critic_rejections": 0, "tool_calls": 0}, r
         assert r["wall_time_s"] >= 7 * 0.1, r
 
 
@@ -144,3 +144,79 @@ def test_a_retried_timeout_covers_both_attempts(tmp_path):
     assert 0 < first["llm_calls"] < 7 <= second["llm_calls"]
     assert second["wall_time_s"] >= first["wall_time_s"] and second["path"]["agents"] == FULL_PATH
     assert second["input_tokens"] > first["input_tokens"]
+
+
+KILLED_RUN = '''
+import json, os, signal, sys
+from pathlib import Path
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
+from langchain_core.tools import tool
+from gaia_mas.core.testing import ScriptedChatModel
+from gaia_mas.gaia.checkpoints import open_checkpointer
+from gaia_mas.gaia.config import load_baseline_prompts, make_agent_configs
+from gaia_mas.gaia.graph import create_multi_agent_graph
+from gaia_mas.gaia.ledger import open_ledger
+from gaia_mas.gaia.logs import component_of
+from gaia_mas.gaia.runner import run_batch
+from gaia_mas.gaia.scripted import happy_path_responder, role_of
+from gaia_mas.gaia.tasks import ResultWriter
+
+cache, kills = Path(sys.argv[1]), sys.argv[2:]   # kill -9 once at each of these points, in turn, one per run
+
+@tool
+def lookup(query: str) -> str:
+    "Look a fact up."
+    return "a fact"
+
+happy = happy_path_responder("4")
+def respond(messages):
+    "Two lookups, then a result; the critic rejects research that is not checked, and the retry checks it."
+    role, text = role_of(messages), " ".join(str(m.content) for m in messages if not isinstance(m, SystemMessage))
+    if role == "researcher" and "feedback" in text: return {"result": "Fact found and checked."}
+    if role == "researcher" and sum(isinstance(m, ToolMessage) for m in messages) < 2:
+        return AIMessage(content="", tool_calls=[{"name": "lookup", "args": {"query": "x"}, "id": "c1"}])
+    if role == "critic" and "Research result" in text and "checked" not in text:
+        return {"decision": "reject", "feedback": "Check it."}
+    return happy(messages)
+
+class KillAfter(BaseCallbackHandler):
+    "kill -9 just after a step ended (the ledger has it, its checkpoint is not saved yet): a tool step, a rejection."
+    def __init__(self): self.parts = {}
+    def on_chain_start(self, serialized, inputs, *, run_id, tags=None, metadata=None, **kw):
+        self.parts[run_id] = component_of(metadata or {})
+    def on_chain_end(self, outputs, *, run_id, **kw):
+        part = self.parts.pop(run_id, "")
+        point = ("tool" if part.endswith("/tools") else
+                 "rejection" if isinstance(outputs, dict) and "reject" in outputs.values() else None)
+        if point and point in kills and not (cache/point).exists():
+            (cache/point).touch(); os.kill(os.getpid(), signal.SIGKILL)
+
+configs = make_agent_configs(load_baseline_prompts())
+with open_checkpointer(cache) as saver, open_ledger(cache) as ledger:
+    app, _ = create_multi_agent_graph(configs, research_tools=[lookup], llms=ScriptedChatModel(responder=respond),
+                                      checkpointer=saver)
+    run_batch(app, [{"task_id": "t1", "question": "What is 2 + 2?"}], ResultWriter(cache/"results.jsonl"), 1,
+              callbacks=[KillAfter()], ledger=ledger)
+'''
+
+
+def test_a_step_run_again_after_kill_9_counts_once_in_the_path(tmp_path):
+    "Killed just after a tool step, then just after a critic's rejection, each before its checkpoint was saved: the "
+    "resumed attempts run those steps again, and the record's path counts each tool call and rejection once."
+    script = tmp_path/"killed_run.py"
+    script.write_text(KILLED_RUN)
+    def run(cache, *kills):
+        cache.mkdir(exist_ok=True)
+        return subprocess.run([sys.executable, str(script), str(cache), *kills], capture_output=True, text=True,
+                              timeout=120, env=cli_env())
+    whole = run(tmp_path/"whole")
+    assert whole.returncode == 0, whole.stderr
+    (once,) = [json.loads(l) for l in (tmp_path/"whole"/"results.jsonl").read_text().splitlines()]
+    codes = [run(tmp_path/"killed", "tool", "rejection").returncode for _ in range(3)]
+    (resumed,) = [json.loads(l) for l in (tmp_path/"killed"/"results.jsonl").read_text().splitlines()]
+    print(f"\nin one go: {once['llm_calls']} calls, {once['path']}; killed twice ({codes}): {resumed['llm_calls']} "
+          f"calls, {resumed['path']}")
+    assert codes == [-signal.SIGKILL, -signal.SIGKILL, 0] and resumed["resume"] == "unfinished"
+    assert (once["path"]["critic_rejections"], once["path"]["tool_calls"]) == (1, 2), once
+    assert resumed["path"] == once["path"] and resumed["llm_calls"] >= once["llm_calls"]

@@ -1,5 +1,5 @@
 "`gaia-mas run --votes` and `--repeats` as users run them, on the noisy scripted model: separate processes, offline."
-import json, signal, subprocess, time
+import json, signal, subprocess, sys, time
 from collections import Counter
 from cli_support import GAIA, cli_env, dry, gaia  # noqa: F401 (dry is a fixture)
 import pytest
@@ -88,6 +88,10 @@ def test_kill_mid_repeats_and_votes_then_resume(tmp_path):
           f"records resumed from checkpoints: {sum(r['resume'] != 'new' for r in recs)}")
     assert sorted(counts) == sorted((t, k) for t in ids for k in range(2)) and set(counts.values()) == {1}
     assert all(r["status"] == "ok" and len(r["votes"]["runs"]) == 3 for r in recs)
+    for r in recs:   # each run's cost covers all its attempts (a whole run makes 7 calls), the record's covers its runs
+        assert all(x["llm_calls"] >= 7 for x in r["votes"]["runs"]), r["votes"]["runs"]
+        assert r["llm_calls"] == sum(x["llm_calls"] for x in r["votes"]["runs"]), r
+        assert all(x["path"] == r["path"] for x in r["votes"]["runs"]), r   # the same whole path, resumed or not
 
 
 def test_retry_failed_per_task_and_repeat(tmp_path, dry):
@@ -112,3 +116,56 @@ def test_votes_share_one_time_budget(tmp_path, dry):
     assert r.returncode == 1, r.stderr
     (rec,) = records(tmp_path/"out.jsonl")
     assert rec["status"] == "timeout" and [x["status"] for x in rec["votes"]["runs"]] == ["timeout"] * 3 and rec["model_answer"] == ""
+
+
+LATE_RUN_KILLED = '''
+import os, signal, sys
+from pathlib import Path
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.runnables.config import var_child_runnable_config
+from gaia_mas.core.testing import ScriptedChatModel
+from gaia_mas.gaia.checkpoints import open_checkpointer
+from gaia_mas.gaia.config import load_baseline_prompts, make_agent_configs
+from gaia_mas.gaia.graph import create_multi_agent_graph
+from gaia_mas.gaia.ledger import open_ledger
+from gaia_mas.gaia.runner import run_batch
+from gaia_mas.gaia.scripted import happy_path_responder
+from gaia_mas.gaia.tasks import ResultWriter
+
+cache = Path(sys.argv[1])
+
+def respond(messages):
+    "Runs 0, 1 and 2 answer 1, 2 and 3, so the vote stays open and starts runs 3 and 4, which answer 4."
+    tid = str(((var_child_runnable_config.get() or {}).get("configurable") or {}).get("thread_id"))
+    return happy_path_responder(next((a for v, a in (("#v0", "1"), ("#v1", "2"), ("#v2", "3")) if v in tid), "4"))(messages)
+
+class KillLate(BaseCallbackHandler):
+    "kill -9 as run 3 makes its last call, once."
+    def __init__(self): self.calls = 0
+    def on_chat_model_start(self, serialized, messages, *, metadata=None, **kw):
+        if "#v3" not in str((metadata or {}).get("thread_id")): return
+        self.calls += 1
+        if self.calls == 7 and not (cache/"killed").exists(): (cache/"killed").touch(); os.kill(os.getpid(), signal.SIGKILL)
+
+with open_checkpointer(cache) as saver, open_ledger(cache) as ledger:
+    app, _ = create_multi_agent_graph(make_agent_configs(load_baseline_prompts()), research_tools=[], checkpointer=saver,
+                                      llms=ScriptedChatModel(responder=respond, latency=0.1))
+    run_batch(app, [{"task_id": "t1", "question": "What is 2 + 2?"}], ResultWriter(cache/"results.jsonl"), 1,
+              votes=5, early_stop=True, callbacks=[KillLate()], ledger=ledger)
+'''
+
+
+def test_a_resumed_vote_counts_its_own_earlier_time(tmp_path):
+    "An early-stopping vote killed while a run that started late is going: the resumed record's time covers the runs "
+    "before it and all of it (two runs' seven 0.1 s calls one after the other), not only the longest run's part."
+    script, cache = tmp_path/"vote.py", tmp_path/"cache"
+    script.write_text(LATE_RUN_KILLED); cache.mkdir()
+    codes = [subprocess.run([sys.executable, str(script), str(cache)], capture_output=True, text=True, timeout=120,
+                            env=cli_env()).returncode for _ in range(2)]
+    (r,) = records(cache/"results.jsonl")
+    runs = r["votes"]["runs"]
+    print(f"\nkilled, then resumed ({codes}): {r['wall_time_s']} s, {r['llm_calls']} calls; runs: "
+          f"{[(x['vote'], x['answer'], x['resume'], x['wall_time_s']) for x in runs]}")
+    assert codes == [-signal.SIGKILL, 0] and r["model_answer"] == "4"
+    assert [x["resume"] for x in runs] == ["finished"] * 3 + ["unfinished"] * 2, runs
+    assert r["wall_time_s"] >= 2 * 7 * 0.1, r
