@@ -6,6 +6,7 @@ from urllib.parse import urlparse
 import httpx, pytest
 
 from gaia_mas.core.testing import LiveServer
+from loopback import TLS
 from gaia_mas.rag.kb.api import HashEmbeddings, open_kb
 from gaia_mas.rag.service.app import create_app
 from gaia_mas.rag.workflows.system import make_rag_system
@@ -22,7 +23,7 @@ def server(tmp_path):
 
 @pytest.fixture
 def client(server):
-    with httpx.Client(base_url=server, headers={"X-API-Key": KEY}, timeout=60) as c: yield c
+    with httpx.Client(base_url=server, headers={"X-API-Key": KEY}, timeout=60, verify=TLS) as c: yield c
 
 def upload(client, *files, **kw):
     return client.post("/kb/documents", files=[("files", f) for f in files], **kw)
@@ -193,9 +194,9 @@ def test_not_multipart_is_400(client):
 ])
 @pytest.mark.parametrize("key", [None, "wrong"])
 def test_every_new_route_needs_the_key(server, method, path, kw, key):
-    r = httpx.request(method, f"{server}{path}", headers={"X-API-Key": key} if key else {}, timeout=30, **kw)
+    r = httpx.request(method, f"{server}{path}", headers={"X-API-Key": key} if key else {}, timeout=30, verify=TLS, **kw)
     assert r.status_code == 401, (path, r.status_code)
-    with httpx.Client(base_url=server, headers={"X-API-Key": KEY}) as c:
+    with httpx.Client(base_url=server, headers={"X-API-Key": KEY}, verify=TLS) as c:
         assert c.get("/kb/documents").json()["total"] == 0  # the refused upload stored nothing
 
 def test_search_errors_are_400_with_a_message(client):
@@ -206,10 +207,10 @@ def test_search_errors_are_400_with_a_message(client):
 def test_the_shared_sample_collection_is_read_only(tmp_path):
     from gaia_mas.rag.workflows.system import scripted_system
     with LiveServer(create_app(scripted_system())) as url:
-        r = httpx.post(f"{url}/kb/documents", files=[("files", ("a.md", DOC))])
+        r = httpx.post(f"{url}/kb/documents", files=[("files", ("a.md", DOC))], verify=TLS)
         assert r.status_code == 409 and "--kb" in r.json()["error"]
-        assert httpx.delete(f"{url}/kb/documents", params={"source": "x"}).status_code == 409
-        assert httpx.get(f"{url}/kb/search", params={"q": "circuit breaker"}).json()["hits"]
+        assert httpx.delete(f"{url}/kb/documents", params={"source": "x"}, verify=TLS).status_code == 409
+        assert httpx.get(f"{url}/kb/search", params={"q": "circuit breaker"}, verify=TLS).json()["hits"]
 
 @pytest.mark.slow  # hundreds of requests: 20 s alone, minutes on a busy machine
 def test_schemathesis_fuzz_of_the_new_routes_finds_no_server_error(server):
