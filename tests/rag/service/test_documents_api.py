@@ -15,10 +15,11 @@ KEY = "test-key-docs"
 DOC = b"# Bulkheads\n\n## Idea\n\nA bulkhead isolates the resources of each dependency so one slow service cannot exhaust them all.\n"
 
 @pytest.fixture
-def server(tmp_path):
+def server(tmp_path, request):
+    "The service on loopback; its upload timeout 2 s, or the test's `indirect` parameter."
     system = make_rag_system(provider="scripted", knowledge_base=open_kb(tmp_path/"kb.sqlite", HashEmbeddings(), create=True))
     app = create_app(system, api_key=KEY, max_upload_mb=1)
-    app.state.upload_timeout = 2
+    app.state.upload_timeout = getattr(request, "param", 2)
     with LiveServer(app) as url: yield url
 
 @pytest.fixture
@@ -124,6 +125,7 @@ def test_hostile_names_only_name_the_document(client, filename, safe):
     if safe: assert re.fullmatch(f"uploads/{safe}", doc["source"]) and r.status_code == 201, doc
     else: assert doc["status"] == "refused"  # 'upload' has no extension
 
+@pytest.mark.parametrize("server", [0.5], indirect=True)  # the upload timeout: this client never sends the rest
 def test_a_slow_client_is_cut_off_with_408(server):
     u = urlparse(server)
     body, ctype = _raw_multipart(b"slow.md", DOC * 100)
