@@ -42,10 +42,13 @@ test: check-venv  ## the notebooks' tests, then tests/: both always run; fails i
 	[ $$status -eq 0 ] && echo "make test: all passed" || echo "make test: FAILED (see above)"; \
 	exit $$status
 
+# The notebooks run beside pytest, not before it (each half waits on timeouts and loopback servers, so together they fill
+# the two cores); their report follows pytest's, and they stop with it (Ctrl-C, or a failure of make)
 test-fast: check-venv  ## the edit-test loop: the notebooks without their `#| slow` cells, the in-process pytest tests
-	@status=0; \
-	$(BIN)/nbdev_test --n_workers 2 || status=1; \
+	@status=0; nbs=$$(mktemp); trap 'rm -f $$nbs' EXIT; trap '[ -z "$$pid" ] || kill -- -$$pid; exit 130' INT TERM HUP; \
+	setsid -w $(BIN)/nbdev_test --n_workers 2 >$$nbs 2>&1 & pid=$$!; \
 	$(BIN)/python -m pytest -q $(FAST_XDIST) -m "$(FAST)" tests || status=1; \
+	wait $$pid || status=1; pid=; echo "nbdev_test, the notebooks:"; cat $$nbs; \
 	[ $$status -eq 0 ] && echo "make test-fast: all passed" || echo "make test-fast: FAILED (see above)"; \
 	exit $$status
 

@@ -26,9 +26,9 @@ Two kinds, both run by `make test` (and by CI):
 Two tiers:
 
 - `make test`: everything, the notebooks then pytest. CI runs it.
-- `make test-fast`: the edit-test loop: the notebooks without their `#| slow` cells, and the pytest tests that start
-  no process, `-m "not (postgres or browser or real_server or process or subprocess or slow)"`, on two pytest-xdist
-  workers (`make test-fast FAST_XDIST=` for one).
+- `make test-fast`: the edit-test loop: the notebooks without their `#| slow` cells, and beside them the pytest tests
+  that start no process, `-m "not (postgres or browser or real_server or process or subprocess or slow)"`, on two
+  pytest-xdist workers (`make test-fast FAST_XDIST=` for one); the notebooks' report follows pytest's.
 - Both run pytest on two pytest-xdist workers (`-n 2 --dist loadfile` for `make test`): most tests wait on a process,
   a server or a timeout, so two overlap on two cores. Each file stays on one worker, so its module fixtures run once;
   a session server (PostgreSQL, the model server) starts once per worker that needs it. One worker:

@@ -95,7 +95,7 @@ def fake_course_server(questions:list[dict], # what /questions returns
     "A stand-in scoring API on 127.0.0.1; yields an object with its `url` and the `submissions` it received."
     subs = []
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(questions, files or {}, gold or {}, subs))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     try: yield SimpleNamespace(url=f"http://127.0.0.1:{server.server_port}", submissions=subs)
     finally: server.shutdown(); server.server_close()
 

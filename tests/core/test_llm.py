@@ -34,7 +34,7 @@ def fake_openai(failures, retry_after_ms=5):
             self.send_header("retry-after-ms", str(retry_after_ms)); self.send_header("Content-Length", str(len(data))); self.end_headers()
             self.wfile.write(data)
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     try: yield f"http://127.0.0.1:{server.server_port}/v1", seen
     finally: server.shutdown(); server.server_close()
 

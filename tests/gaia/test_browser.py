@@ -47,7 +47,7 @@ def page_url():
             self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
         def log_message(self, *a): pass
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     old = os.environ.get("GAIA_MAS_BROWSER_ALLOW")  # the page is on loopback, which the browser opens only when allowed
     os.environ["GAIA_MAS_BROWSER_ALLOW"] = f"127.0.0.1:{server.server_port}"
     yield f"http://127.0.0.1:{server.server_port}/vault.html"

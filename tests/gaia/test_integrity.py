@@ -88,7 +88,7 @@ def echo_server():
             self.send_header("Content-Length", str(len(reply))); self.end_headers(); self.wfile.write(reply)
         def log_message(self, *a): pass
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Echo)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     try: yield f"http://127.0.0.1:{server.server_port}/v1"
     finally: server.shutdown(); server.server_close()
 

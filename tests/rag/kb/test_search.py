@@ -3,6 +3,7 @@ and the command line): refused with one clear message that names the limit, neve
 import json, shutil
 import httpx, pytest
 from gaia_mas.core.testing import LiveServer
+from loopback import TLS
 from gaia_mas.rag.kb.api import HashEmbeddings, open_kb
 from gaia_mas.rag.kb.ingest import ingest, sample_dir
 from gaia_mas.rag.service.app import create_app
@@ -50,7 +51,7 @@ def test_the_python_api_refuses_malformed_filters(kb_url, docs):
 def client(tmp_path):
     system = make_rag_system(provider="scripted", knowledge_base=open_kb(tmp_path/"kb.sqlite", HashEmbeddings()))
     with LiveServer(create_app(system, api_key=KEY)) as url, \
-         httpx.Client(base_url=url, headers={"X-API-Key": KEY}, timeout=60) as c:
+         httpx.Client(base_url=url, headers={"X-API-Key": KEY}, timeout=60, verify=TLS) as c:
         assert c.post("/kb/documents", files=[("files", ("bulkheads.md", DOC))]).status_code == 201
         yield c
 

@@ -7,6 +7,7 @@ import asyncio, json, time
 import httpx, pytest
 
 from gaia_mas.core.testing import LiveServer
+from loopback import TLS
 from gaia_mas.rag.service.app import create_app
 from gaia_mas.rag.workflows.system import scripted_system
 
@@ -27,7 +28,7 @@ def server(tmp_path_factory):
 
 @pytest.fixture
 def client(server):
-    with httpx.Client(base_url=server, headers={"X-API-Key": KEY}, timeout=60) as c: yield c
+    with httpx.Client(base_url=server, headers={"X-API-Key": KEY}, timeout=60, verify=TLS) as c: yield c
 
 def events(text:str) -> list[tuple[str, dict]]:
     "The (event, data) pairs of a server-sent-events body."
@@ -92,7 +93,7 @@ def test_streaming_reports_each_node_then_the_answer(client, path):
 
 @pytest.mark.parametrize("headers", [{}, {"X-API-Key": "wrong"}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic dGVzdA=="}])
 def test_a_missing_or_wrong_key_is_a_401(server, headers):
-    r = httpx.post(f"{server}/multiagent/sequential/chat", json={"question": Q}, headers=headers, timeout=10)
+    r = httpx.post(f"{server}/multiagent/sequential/chat", json={"question": Q}, headers=headers, timeout=10, verify=TLS)
     assert r.status_code == 401 and "API key" in r.json()["error"] and r.json()["request_id"] == r.headers["x-request-id"]
 
 def test_the_bearer_header_works_too(server):

@@ -153,7 +153,7 @@ def static_site(folder:Path):
     "A plain HTTP server on another loopback port, serving `folder`."
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     try: yield f"http://127.0.0.1:{httpd.server_address[1]}"
     finally: httpd.shutdown(); httpd.server_close()
 

@@ -6,6 +6,7 @@ from urllib.parse import urlparse
 import httpx, pytest
 
 from gaia_mas.core.testing import LiveServer
+from loopback import TLS
 from gaia_mas.rag.kb.api import HashEmbeddings, open_kb
 from gaia_mas.rag.service.app import create_app
 from gaia_mas.rag.workflows.system import make_rag_system
@@ -14,15 +15,16 @@ KEY = "test-key-docs"
 DOC = b"# Bulkheads\n\n## Idea\n\nA bulkhead isolates the resources of each dependency so one slow service cannot exhaust them all.\n"
 
 @pytest.fixture
-def server(tmp_path):
+def server(tmp_path, request):
+    "The service on loopback; its upload timeout 2 s, or the test's `indirect` parameter."
     system = make_rag_system(provider="scripted", knowledge_base=open_kb(tmp_path/"kb.sqlite", HashEmbeddings(), create=True))
     app = create_app(system, api_key=KEY, max_upload_mb=1)
-    app.state.upload_timeout = 2
+    app.state.upload_timeout = getattr(request, "param", 2)
     with LiveServer(app) as url: yield url
 
 @pytest.fixture
 def client(server):
-    with httpx.Client(base_url=server, headers={"X-API-Key": KEY}, timeout=60) as c: yield c
+    with httpx.Client(base_url=server, headers={"X-API-Key": KEY}, timeout=60, verify=TLS) as c: yield c
 
 def upload(client, *files, **kw):
     return client.post("/kb/documents", files=[("files", f) for f in files], **kw)
@@ -123,6 +125,7 @@ def test_hostile_names_only_name_the_document(client, filename, safe):
     if safe: assert re.fullmatch(f"uploads/{safe}", doc["source"]) and r.status_code == 201, doc
     else: assert doc["status"] == "refused"  # 'upload' has no extension
 
+@pytest.mark.parametrize("server", [0.5], indirect=True)  # the upload timeout: this client never sends the rest
 def test_a_slow_client_is_cut_off_with_408(server):
     u = urlparse(server)
     body, ctype = _raw_multipart(b"slow.md", DOC * 100)
@@ -193,9 +196,9 @@ def test_not_multipart_is_400(client):
 ])
 @pytest.mark.parametrize("key", [None, "wrong"])
 def test_every_new_route_needs_the_key(server, method, path, kw, key):
-    r = httpx.request(method, f"{server}{path}", headers={"X-API-Key": key} if key else {}, timeout=30, **kw)
+    r = httpx.request(method, f"{server}{path}", headers={"X-API-Key": key} if key else {}, timeout=30, verify=TLS, **kw)
     assert r.status_code == 401, (path, r.status_code)
-    with httpx.Client(base_url=server, headers={"X-API-Key": KEY}) as c:
+    with httpx.Client(base_url=server, headers={"X-API-Key": KEY}, verify=TLS) as c:
         assert c.get("/kb/documents").json()["total"] == 0  # the refused upload stored nothing
 
 def test_search_errors_are_400_with_a_message(client):
@@ -206,10 +209,10 @@ def test_search_errors_are_400_with_a_message(client):
 def test_the_shared_sample_collection_is_read_only(tmp_path):
     from gaia_mas.rag.workflows.system import scripted_system
     with LiveServer(create_app(scripted_system())) as url:
-        r = httpx.post(f"{url}/kb/documents", files=[("files", ("a.md", DOC))])
+        r = httpx.post(f"{url}/kb/documents", files=[("files", ("a.md", DOC))], verify=TLS)
         assert r.status_code == 409 and "--kb" in r.json()["error"]
-        assert httpx.delete(f"{url}/kb/documents", params={"source": "x"}).status_code == 409
-        assert httpx.get(f"{url}/kb/search", params={"q": "circuit breaker"}).json()["hits"]
+        assert httpx.delete(f"{url}/kb/documents", params={"source": "x"}, verify=TLS).status_code == 409
+        assert httpx.get(f"{url}/kb/search", params={"q": "circuit breaker"}, verify=TLS).json()["hits"]
 
 @pytest.mark.slow  # hundreds of requests: 20 s alone, minutes on a busy machine
 def test_schemathesis_fuzz_of_the_new_routes_finds_no_server_error(server):

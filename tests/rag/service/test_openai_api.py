@@ -7,6 +7,7 @@ import json, time
 import httpx, openai, pytest
 
 from gaia_mas.core.testing import LiveServer
+from loopback import TLS
 from gaia_mas.rag.service.app import create_app
 from gaia_mas.rag.workflows.system import scripted_system
 
@@ -21,7 +22,8 @@ def server(tmp_path_factory):
 
 @pytest.fixture
 def client(server):
-    return openai.OpenAI(base_url=f"{server}/v1", api_key=KEY, max_retries=0, timeout=60)
+    return openai.OpenAI(base_url=f"{server}/v1", api_key=KEY, max_retries=0, timeout=60,
+                         http_client=openai.DefaultHttpxClient(verify=TLS))
 
 def test_models_lists_the_patterns(client):
     assert [m.id for m in client.models.list()] == list(PATTERNS)

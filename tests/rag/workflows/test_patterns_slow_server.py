@@ -8,7 +8,7 @@ from gaia_mas.rag.kb.ingest import sample_kb
 from gaia_mas.rag.workflows.state import Limits
 from gaia_mas.rag.workflows.system import make_rag_system
 
-LIMITS = Limits(sequential=3, parallel=4, supervisor=5, branch=2, llm_call=2)
+LIMITS = Limits(sequential=1.5, parallel=2, supervisor=2.5, branch=1, llm_call=1)
 
 
 @pytest.mark.parametrize("pattern", ["sequential", "parallel", "supervisor"])
