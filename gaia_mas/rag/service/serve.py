@@ -127,7 +127,8 @@ def hold_port(host:str, port:int) -> socket.socket:
     return worker_socket(host, port)
 
 # %% ../../../nbs/rag/service/39j_serve.ipynb #dde62041
-def run_workers(config:"uvicorn.Config") -> int:
+def run_workers(config, # a `uvicorn.Config` with `workers` > 1 and a host and port
+               ) -> int:
     "uvicorn's supervisor over `config.workers` processes, each listening on its own socket; 2 if the port is taken."
     from uvicorn.supervisors import Multiprocess
     try: held = hold_port(config.host, config.port)
