@@ -25,7 +25,6 @@ import httpx, psutil  # noqa: E402
 
 HERE = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(HERE/"bench")]
-from rag_load import cpu  # noqa: E402
 from rag_service import free_port, pct, running, table  # noqa: E402
 
 GAIA = [sys.executable, "-c", "import sys; from gaia_mas.cli import main; sys.exit(main())"]
@@ -113,11 +112,11 @@ def by_process(proc:psutil.Process) -> dict:
 
 def measure(proc:psutil.Process, fn) -> tuple[list, int, float, float, float]:
     "(latencies, failures, server CPU ms per request, the busiest process's share of it, client CPU ms per request)."
-    c0, w0, me = cpu(proc), by_process(proc), time.process_time(); rs = fn()
+    w0, me = by_process(proc), time.process_time(); rs = fn()
     mine, w1 = time.process_time() - me, by_process(proc)
     spent = [w1[p] - w0.get(p, 0.0) for p in w1]
-    share = max(spent) / max(sum(spent), 1e-9)
-    return [t for t, _ in rs], sum(not ok for _, ok in rs), 1000 * (cpu(proc) - c0) / len(rs), share, 1000 * mine / len(rs)
+    server = max(sum(spent), 1e-9)
+    return [t for t, _ in rs], sum(not ok for _, ok in rs), 1000 * server / len(rs), max(spent) / server, 1000 * mine / len(rs)
 
 
 def run(versions:list, latency:float, workers:int|None, size:int, bursts:int) -> None:

@@ -110,7 +110,7 @@ def worker_socket(host:str, # the address to listen on
     sock = socket.socket(_family(host))
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    sock.bind((host, port)); sock.set_inheritable(True)
+    sock.bind((host, port))
     return sock
 
 # %% ../../../nbs/rag/service/39j_serve.ipynb #bc7a69c3

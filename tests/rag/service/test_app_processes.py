@@ -65,14 +65,17 @@ def test_serve_with_two_workers(sample_kb_url, tmp_path):
         rs = [httpx.post(f"{url}/multiagent/sequential/chat", json={"question": Q, "session_id": f"w{i}"}, timeout=60) for i in range(4)]
         assert [r.status_code for r in rs] == [200] * 4
 
-def _workers(url:str) -> int:
-    "How many uvicorn worker processes the `serve` behind `url` has started (its spawned children; other servers that"
-    "this pytest process runs, such as a module's shared one, are not counted)."
+def _worker_procs(url:str) -> list:
+    "The uvicorn worker processes the `serve` behind `url` has started (its spawned children; other servers that this"
+    "pytest process runs, such as a module's shared one, are left out)."
     import psutil
     port = url.rsplit(":", 1)[1]
     mine = [p for p in psutil.Process().children() if f" --port {port} " in f" {' '.join(p.cmdline())} "]
-    kids = [k for p in mine for k in p.children(recursive=True)]
-    return sum(1 for k in kids if "spawn_main" in " ".join(k.cmdline()))
+    return [k for p in mine for k in p.children(recursive=True) if "spawn_main" in " ".join(k.cmdline())]
+
+def _workers(url:str) -> int:
+    "How many uvicorn worker processes the `serve` behind `url` has started."
+    return len(_worker_procs(url))
 
 def test_serve_starts_one_worker_per_core_by_default(sample_kb_url, tmp_path):
     "With no --workers, `serve` starts one process per core, on one SQLite sessions file, and says so."
@@ -202,11 +205,7 @@ def _listening_sockets(port:int) -> int:
 
 def _worker_cpu(url:str) -> list[float]:
     "Each uvicorn worker's CPU seconds so far (user + system), for the `serve` behind `url`."
-    import psutil
-    port = url.rsplit(":", 1)[1]
-    mine = [p for p in psutil.Process().children() if f" --port {port} " in f" {' '.join(p.cmdline())} "]
-    kids = [k for p in mine for k in p.children(recursive=True) if "spawn_main" in " ".join(k.cmdline())]
-    return [sum(k.cpu_times()[:2]) for k in kids]
+    return [sum(k.cpu_times()[:2]) for k in _worker_procs(url)]
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the kernel spreads connections over SO_REUSEPORT sockets on Linux")
 def test_two_workers_listen_apart_and_share_a_burst(sample_kb_url, tmp_path):
