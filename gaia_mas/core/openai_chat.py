@@ -4,14 +4,14 @@
 
 # %% ../../nbs/core/03c_openai_chat.ipynb #0c4a0003
 from __future__ import annotations
-import functools, json, logging, re, ssl
+import functools, json, logging, re
 from typing import Any, Optional, Sequence
 import httpx, openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.outputs import ChatResult
 from langchain_openai import ChatOpenAI
 from .model_server import (JSON_MODES, ClearError, MalformedReplyError, MissingAPIKeyError,
-    context_too_small, proxy_for, server_json_mode, settle_json_mode, with_format)
+    context_too_small, proxy_for, server_json_mode, settle_json_mode, tls_context, with_format)
 from .utils import call_timeout, time_left
 from .settings import reveal, settings
 
@@ -108,20 +108,15 @@ class _GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
 # %% ../../nbs/core/03c_openai_chat.ipynb #d44e0004
 _LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
 
-@functools.cache
-def _tls() -> ssl.SSLContext:
-    "The TLS settings of every model client, made once (httpx would read the CA bundle again for each one, ~25 ms)."
-    return httpx.create_ssl_context()
-
 @functools.lru_cache(maxsize=None)
 def _http_client(base_url:str) -> httpx.Client:
     "One guarded connection pool per server, shared by every agent that calls it (through the environment's proxy, if any)."
-    inner = httpx.HTTPTransport(verify=_tls(), limits=_LIMITS, proxy=proxy_for(base_url))
+    inner = httpx.HTTPTransport(verify=tls_context(), limits=_LIMITS, proxy=proxy_for(base_url))
     return httpx.Client(transport=_GuardedTransport(inner, base_url), follow_redirects=True, trust_env=False)
 
 def _async_http_client(base_url:str) -> httpx.AsyncClient:
     "A guarded async client (one per model: async connections belong to one event loop)."
-    inner = httpx.AsyncHTTPTransport(verify=_tls(), limits=_LIMITS, proxy=proxy_for(base_url))
+    inner = httpx.AsyncHTTPTransport(verify=tls_context(), limits=_LIMITS, proxy=proxy_for(base_url))
     return httpx.AsyncClient(transport=_GuardedTransport(inner, base_url), follow_redirects=True, trust_env=False)
 
 # %% ../../nbs/core/03c_openai_chat.ipynb #0c4a000e

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 from typing import Any, Optional
 from .config import write_jsonl_file
 from .scoring import question_scorer
+from ..core.model_server import tls_context
 from ..core.settings import settings
 
 # %% auto #0
@@ -43,7 +44,7 @@ def _open(url:str, data:Any=None, timeout:float=60):
     req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"} if body else {})
     what = f"{req.get_method()} {url}"
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as r: yield r  # reading the body may time out too
+        with urllib.request.urlopen(req, timeout=timeout, context=tls_context()) as r: yield r  # reading the body may time out too
     except urllib.error.HTTPError as e:
         raise RuntimeError(f"{what} failed: HTTP {e.code}: {e.read().decode(errors='replace')[:500]}") from None
     except urllib.error.URLError as e:

@@ -10,6 +10,7 @@ from typing import Callable, Optional
 from urllib.parse import parse_qs, urlparse
 from .expert_tools import doc_tool
 from .file_tools import ToolUnavailable, bounded
+from ..core.model_server import tls_context
 from ..core.utils import call_timeout
 from ..core.settings import cache_dir, reveal, settings
 from ..core.stores import connect_sqlite
@@ -44,12 +45,12 @@ def http_json(method:str, # 'GET' or 'POST'
               headers:Optional[dict]=None, # extra headers
               **kw, # passed on to httpx.request: params, json
              ) -> dict:
-    "The JSON answer of one HTTP request, with a timeout; failures become `ToolUnavailable`."
+    "The JSON answer of one HTTP request, with a timeout and the shared TLS context; failures become `ToolUnavailable`."
     import httpx
     host, limit = urlparse(url).netloc, web_timeout()
     try:
         r = httpx.request(method, url, headers={"User-Agent": USER_AGENT, **(headers or {})}, timeout=limit,
-                          follow_redirects=True, **kw)
+                          follow_redirects=True, verify=tls_context(), **kw)
         r.raise_for_status(); return r.json()
     except httpx.TimeoutException:
         raise ToolUnavailable(f"{host} did not answer within {limit:.3g} s; try again or use another tool") from None
