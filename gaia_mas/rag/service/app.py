@@ -58,8 +58,9 @@ async def _probe_sessions(system:Any) -> Optional[str]:
     try: await saver.aget_tuple({"configurable": {"thread_id": "__health__", "checkpoint_ns": ""}}); return None
     except Exception as e: return f"the sessions store is unavailable ({type(e).__name__}): check --sessions"
 
-async def _require_stores(app:FastAPI, fresh:bool=False, ttl:float=2.0) -> None:
-    "503 naming the broken store; a good probe is reused for `ttl` seconds, so a turn rarely pays for it."
+async def _require_stores(app:FastAPI, fresh:bool=False) -> None:
+    "503 naming the broken store; a good probe is reused for the app's `probe_ttl` seconds, so a turn rarely pays for it."
+    ttl = app.state.probe_ttl
     if not fresh and time.monotonic() - getattr(app.state, "stores_ok_at", -ttl) < ttl: return
     problems = [p for p in (await _probe_kb(app.state.system), await _probe_sessions(app.state.system)) if p]
     if problems: raise HTTPException(503, "; ".join(problems))
@@ -241,6 +242,7 @@ def create_app(system:Any, # a RagSystem, or a callable `checkpointer -> RagSyst
                max_upload_mb:float=25, # megabytes in one uploaded file (`POST /kb/documents`)
                session_ttl:Optional[float]=None, # seconds a session lives after its last turn (expired ones pruned meanwhile)
                turn_wait:float=60, # seconds a turn waits for the earlier turns of its session before a 409
+               probe_ttl:float=2.0, # seconds a good probe of the stores is reused before a turn probes them again
                grace:float=60, # seconds a stopping process gives the requests in flight (see `Lifecycle`)
                lifecycle:Optional[Lifecycle]=None, # the process's state; a new one if None
                allowed_hosts:Optional[frozenset]=None, # `Host` names answered besides loopback ones; None: any
@@ -252,7 +254,7 @@ def create_app(system:Any, # a RagSystem, or a callable `checkpointer -> RagSyst
     app.state.request_timeout, app.state.sessions_kind = request_timeout, sessions_kind(sessions)
     app.state.turns = turn_queue(sessions, turn_wait)  # one turn at a time per session, on every host
     app.state.lifecycle = lifecycle or Lifecycle()
-    app.state.max_upload_mb = max_upload_mb
+    app.state.max_upload_mb, app.state.probe_ttl = max_upload_mb, probe_ttl
     if hasattr(system, "aask"): app.state.system = system  # ready now: in-process clients need no lifespan
     add_error_handling(app, max_body)
     keys = _keys(api_key, keys); auth = key_check(keys)

@@ -42,11 +42,10 @@ def test_twenty_concurrent_turns_on_one_session_are_all_kept(kb_copy):
 def test_broken_kb_tables_give_503_not_an_answer(kb_copy):
     async def go():
         system = make_rag_system(provider="scripted", knowledge_base=kb_copy)
-        async with _client(create_app(system)) as c:
+        async with _client(create_app(system, probe_ttl=0)) as c:  # no reuse window: each turn probes the stores
             ok = await c.post("/multiagent/sequential/chat", json={"question": Q})
             db = sqlite3.connect(kb_copy.path); db.execute("drop table chunks"); db.commit(); db.close()
             kb_copy.close()  # the service's next read opens a fresh connection
-            await asyncio.sleep(2.1)  # past the probe's reuse window
             bad = await c.post("/multiagent/sequential/chat", json={"question": Q})
             stream = await c.post("/multiagent/sequential/chat/stream", json={"question": Q})
             health = await c.get("/health")
@@ -62,10 +61,9 @@ def test_broken_sessions_store_gives_503(kb_copy, tmp_path):
     async def go():
         async with open_sessions(f"sqlite:///{tmp_path}/sessions.sqlite") as saver:
             system = make_rag_system(provider="scripted", knowledge_base=kb_copy, checkpointer=saver)
-            async with _client(create_app(system)) as c:
+            async with _client(create_app(system, probe_ttl=0)) as c:  # each turn probes the stores
                 ok = (await c.get("/health")).status_code
                 await saver.conn.execute("drop table checkpoints"); await saver.conn.commit()
-                await asyncio.sleep(2.1)
                 health = await c.get("/health")
                 chat = await c.post("/multiagent/parallel/chat", json={"question": Q})
         return ok, health, chat

@@ -24,8 +24,9 @@ def _connect(url:str) -> socket.socket:
 
 
 def _status(s:socket.socket) -> str:
-    "The status line the server sent, or '' if it closed without one."
+    "The status line the server sent, '' if it closed without one, 'no answer' if it sent nothing for 30 s."
     try: return s.recv(65536).decode("latin-1").split("\r\n", 1)[0]
+    except TimeoutError: return "no answer"
     except OSError: return ""
 
 
@@ -69,8 +70,7 @@ def test_slow_clients_are_closed_and_do_not_hold_the_slots(server):
     with PeakRSS(proc.pid) as m:
         slow = [_connect(url) for _ in range(300)]  # more than limit_concurrency (256)
         for s in slow: s.sendall(b"GET /health HTTP/1.1\r\nHo")  # and then nothing more
-        time.sleep(3)  # the header deadline is 1 s in this server
-        closed = sum(1 for s in slow if _status(s) == "")
+        closed = sum(1 for s in slow if _status(s) == "")  # each read waits for the 1 s header deadline to close it
         r = httpx.get(f"{url}/health", timeout=30)
         for s in slow: s.close()
     print(f"300 slow clients: {closed} closed by the server; then /health {r.status_code}; server {m}")
@@ -103,7 +103,8 @@ def test_key_from_a_file_and_verbose_logs(tmp_path):
         r = httpx.post(f"{url}/multiagent/sequential/chat", json={"question": "What is a bulkhead?"},
                        headers={"X-API-Key": KEY}, timeout=60)
         assert r.status_code == 200
-        time.sleep(0.5)
+        end = time.monotonic() + 30
+        while not any("request_id=" in l for l in lines) and time.monotonic() < end: time.sleep(0.02)  # its log line
     assert KEY not in " ".join(proc.args) and any("request_id=" in l for l in lines), "".join(lines[-20:])
 
 
