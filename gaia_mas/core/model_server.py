@@ -58,7 +58,7 @@ def proxy_for(base_url:str, # a server's base URL
 # %% ../../nbs/core/03b_model_server.ipynb #cff20938
 @functools.cache
 def tls_context() -> ssl.SSLContext:
-    "The TLS context of every outgoing HTTPS client, made once as httpx makes it (SSL_CERT_FILE, SSL_CERT_DIR, else certifi)."
+    "The TLS context all HTTPS clients share, made once as httpx makes it (SSL_CERT_FILE, SSL_CERT_DIR, else certifi)."
     import httpx
     return httpx.create_ssl_context()
 

@@ -43,8 +43,8 @@ def _open(url:str, data:Any=None, timeout:float=60):
     body = None if data is None else json.dumps(data).encode()
     req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"} if body else {})
     what = f"{req.get_method()} {url}"
-    try:
-        with urllib.request.urlopen(req, timeout=timeout, context=tls_context()) as r: yield r  # reading the body may time out too
+    try:  # reading the body may time out too
+        with urllib.request.urlopen(req, timeout=timeout, context=tls_context()) as r: yield r
     except urllib.error.HTTPError as e:
         raise RuntimeError(f"{what} failed: HTTP {e.code}: {e.read().decode(errors='replace')[:500]}") from None
     except urllib.error.URLError as e:

@@ -1,6 +1,7 @@
 """`tls_context`: every outgoing HTTPS client of the package shares one TLS context, so that none reads the CA bundle
-again per call (~25 ms of CPU each). Each client calls an HTTPS server on loopback once (its imports may make
-contexts of their own, once per process), then three times more, loading no CA bundle; the server's certificate is trusted only through the user's own CA bundle (`SSL_CERT_FILE`), which the shared context honours."""
+again per call (~25 ms of CPU each). Each client calls an HTTPS server on loopback once (its imports may make contexts
+of their own, once per process), then three times more without loading a CA bundle. The server's certificate is
+trusted only through the user's own CA bundle (`SSL_CERT_FILE`), which the shared context honours."""
 import json, ssl
 from http.server import BaseHTTPRequestHandler
 
@@ -28,8 +29,8 @@ class _Api(BaseHTTPRequestHandler):
         if self.path.endswith("/audio/transcriptions"): return self._reply({"text": "hello over tls"})
         if self.path.endswith("/embeddings"):
             n = len(json.loads(body)["input"])
-            return self._reply({"object": "list", "model": "m", "usage": {"prompt_tokens": 1, "total_tokens": 1},
-                                "data": [{"object": "embedding", "index": i, "embedding": [1.0, 0.0]} for i in range(n)]})
+            data = [{"object": "embedding", "index": i, "embedding": [1.0, 0.0]} for i in range(n)]
+            return self._reply({"object": "list", "model": "m", "usage": {"prompt_tokens": 1, "total_tokens": 1}, "data": data})
         self._reply({"ok": True})
 
 
@@ -64,8 +65,10 @@ def _chat_model(url, tmp):
     from gaia_mas.core.openai_chat import openai_llm_factory
     return type(openai_llm_factory("planner", "fake-model", 0, None, None, base_url=f"{url}/v1")).__name__
 
+def _server_model(url, tmp): return server_model(f"{url}/v1")
+
 CLIENTS = {"web tools' http_json": (_web, {"ok": True}), "transcription": (_transcription, "hello over tls"),
-           "ServerEmbeddings": (_embeddings, [1.0, 0.0]), "server_model": (lambda url, tmp: server_model(f"{url}/v1"), "fake-model"),
+           "ServerEmbeddings": (_embeddings, [1.0, 0.0]), "server_model": (_server_model, "fake-model"),
            "course API": (_course, []), "chat model": (_chat_model, "ServerChatOpenAI")}
 
 
@@ -77,7 +80,7 @@ def test_clients_share_one_tls_context(client, api, tmp_path, monkeypatch):
     loads = []
     for name in ("load_verify_locations", "set_default_verify_paths"):  # httpx's contexts, urllib's default one
         real = getattr(ssl.SSLContext, name)
-        monkeypatch.setattr(ssl.SSLContext, name, lambda self, *a, _real=real, **kw: loads.append(1) or _real(self, *a, **kw))
+        monkeypatch.setattr(ssl.SSLContext, name, lambda ctx, *a, _real=real, **kw: loads.append(1) or _real(ctx, *a, **kw))
     got = [call(api, tmp_path) for _ in range(3)]
     print(f"{client}: 3 calls over TLS, {len(loads)} CA bundles loaded")
     assert all(g == expected or (isinstance(g, str) and str(expected) in g) for g in got), got

@@ -59,7 +59,7 @@ async def _probe_sessions(system:Any) -> Optional[str]:
     except Exception as e: return f"the sessions store is unavailable ({type(e).__name__}): check --sessions"
 
 async def _require_stores(app:FastAPI, fresh:bool=False) -> None:
-    "503 naming the broken store; a good probe is reused for the app's `probe_ttl` seconds, so a turn rarely pays for it."
+    "503 naming the broken store; a good probe is reused for `probe_ttl` seconds, so a turn rarely pays for it."
     ttl = app.state.probe_ttl
     if not fresh and time.monotonic() - getattr(app.state, "stores_ok_at", -ttl) < ttl: return
     problems = [p for p in (await _probe_kb(app.state.system), await _probe_sessions(app.state.system)) if p]

@@ -31,7 +31,7 @@ def _status(s:socket.socket) -> str:
 
 
 def _logged(lines:list, *texts:str) -> str:
-    "The server's output once it holds every one of `texts` (or 30 s passed): a request's log line comes after its answer."
+    "The server's output once it holds each of `texts` (or 30 s passed): a request's log line follows its answer."
     end = time.monotonic() + 30
     while not all(t in "".join(lines) for t in texts) and time.monotonic() < end: time.sleep(0.02)
     return "".join(lines)
