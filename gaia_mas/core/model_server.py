@@ -49,8 +49,9 @@ def context_too_small(e:Exception, # a 400 from the model server
 # %% ../../nbs/core/03b_model_server.ipynb #5e0a000b
 def proxy_for(base_url:str, # a server's base URL
              ) -> Optional[str]:
-    "The proxy the environment sets for `base_url` (HTTPS_PROXY, HTTP_PROXY, NO_PROXY), or None."
-    import urllib.request
+    "The proxy for `base_url`: OPENAI_PROXY if set, else HTTPS_PROXY or HTTP_PROXY unless NO_PROXY names the host."
+    import os, urllib.request
+    if p := os.environ.get("OPENAI_PROXY"): return p
     url = urlsplit(base_url)
     if not url.hostname or urllib.request.proxy_bypass(url.hostname): return None
     return urllib.request.getproxies().get(url.scheme)

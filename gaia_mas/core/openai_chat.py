@@ -245,7 +245,8 @@ def openai_llm_factory(name:str, # the agent's name, for messages and the respon
     server = base_url or "https://api.openai.com/v1"
     llm = ServerChatOpenAI(agent=name, model=model, temperature=temperature, base_url=base_url, api_key=key,
                            timeout=timeout, max_retries=max_retries, rate_limiter=rate_limiter, max_tokens=max_tokens,
-                           repair_cut=repair_cut, http_client=_http_client(server), http_async_client=_async_http_client(server))
+                           repair_cut=repair_cut, http_client=_http_client(server), http_async_client=_async_http_client(server),
+                           openai_proxy=None)  # the proxy, OPENAI_PROXY included, is on the clients
     if tools: return llm.bind_tools(list(tools))
     if output_schema and json_reply: return with_format(llm, output_schema, name)
     return llm
