@@ -123,10 +123,10 @@ def dropped_entry(part:dict, # what a dropped record says its thread spent: the 
                   entry:dict, # the thread's ledger entry ({} if none)
                   attempts:int=1, # the attempts the record covers
                  ) -> dict:
-    "The thread's entry carrying the record: its spending and path, the entry's steps, and `dropped`, its attempts."
-    path = part["path"] if isinstance(part.get("path"), dict) else entry.get("path") or {}
-    vote = {"vote_time_s": v} if (v := _number(part.get("vote_time_s"))) else {}
-    return {**entry, **{k: _number(part.get(k)) for k in SPENT_COUNTS}, **vote, "path": path, "dropped": attempts}
+    "The thread's entry carrying the record: the larger of each figure of the two, a path, and `dropped`, its attempts."
+    top = {k: max(_number(part.get(k)), _number(entry.get(k))) for k in (*SPENT_COUNTS, "vote_time_s")}
+    path = entry.get("path") or (part["path"] if isinstance(part.get("path"), dict) else {})
+    return {**entry, **{k: v for k, v in top.items() if v or k in SPENT_COUNTS}, "path": path, "dropped": attempts}
 
 # %% ../../nbs/gaia/26f_ledger.ipynb #1929aa99
 def _threads_of(record:dict, # a result record
