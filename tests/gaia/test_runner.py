@@ -223,21 +223,21 @@ def test_a_step_run_again_after_kill_9_counts_once_in_the_path(tmp_path):
 
 
 FLAKY_RUN = '''
-import sys
+import os, signal, sys
 from pathlib import Path
 from langchain_core.messages import SystemMessage
 import gaia_mas.gaia.build as build
 from gaia_mas.cli import main
 from gaia_mas.gaia.scripted import happy_path_responder, role_of
 
-fails = Path(sys.argv[1])   # how many more times the expert fails, one failure a run
+fails = Path(sys.argv[1])   # how many more times the expert fails, one failure a run; "kill": kill -9 at the first call
 
 def flaky(answer="42", n_research=1):
     "The dry run's happy path, but the expert's call raises while `fails` counts above 0, as a model server down."
     happy = happy_path_responder(answer, n_research)
     def respond(messages):
-        left = int(fails.read_text())
-        if role_of(messages) == "expert" and left > 0:
+        if (left := fails.read_text()) == "kill": fails.write_text("0"); os.kill(os.getpid(), signal.SIGKILL)
+        if role_of(messages) == "expert" and (left := int(left)) > 0:
             fails.write_text(str(left - 1)); raise RuntimeError("the model server is down")
         return happy(messages)
     return respond
@@ -247,9 +247,8 @@ sys.exit(main(sys.argv[2:]))
 '''
 
 
-def test_retry_failed_counts_every_attempt_once(tmp_path):
-    "A question fails twice (its expert's model call raises), and `--retry-failed` runs it again each time: the record "
-    "and the report count the calls, tokens and time of all three attempts, each once, and say it took three."
+def flaky_runner(tmp_path):
+    "`run(out, fails, *options)`: `gaia-mas run` of one task whose expert fails `fails` times; its exit code, records."
     write_tasks(tmp_path/"metadata.jsonl", 1)
     script, fails = tmp_path/"flaky_run.py", tmp_path/"fails"
     script.write_text(FLAKY_RUN)
@@ -260,6 +259,13 @@ def test_retry_failed_counts_every_attempt_once(tmp_path):
         done = subprocess.run([sys.executable, str(script), str(fails), *cmd[len(GAIA):]], cwd=tmp_path,
                               capture_output=True, text=True, timeout=120, env=env)
         return done.returncode, [json.loads(l) for l in (tmp_path/out).read_text().splitlines()]
+    return run
+
+
+def test_retry_failed_counts_every_attempt_once(tmp_path):
+    "A question fails twice (its expert's model call raises), and `--retry-failed` runs it again each time: the record "
+    "and the report count the calls, tokens and time of all three attempts, each once, and say it took three."
+    run = flaky_runner(tmp_path)
     code, (whole,) = run("whole.jsonl", 0)                  # the question in one go, for its cost
     assert code == 0 and whole["status"] == "ok", whole
     attempts = [run("results.jsonl", 1), run("results.jsonl", 1, "--retry-failed"),
@@ -281,3 +287,20 @@ def test_retry_failed_counts_every_attempt_once(tmp_path):
         (*[third[k] for k in counts], 3), report
     text = subprocess.run(cmd[:-1], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env).stdout
     assert f"LLM calls: {third['llm_calls']}" in text and "Attempts: 3 for 1 runs" in text, text
+
+
+def test_a_retry_killed_after_the_drop_loses_nothing(tmp_path):
+    "`--retry-failed` drops the failed record, then is killed at the retry's first model call; the next plain run "
+    "answers the task, and its record still counts the failed attempt, once."
+    run = flaky_runner(tmp_path)
+    code, (whole,) = run("whole.jsonl", 0)
+    assert code == 0, whole
+    code, (failed,) = run("results.jsonl", 1)
+    killed, left = run("results.jsonl", "kill", "--retry-failed")
+    code, (answered,) = run("results.jsonl", 0)
+    print(f"\nfailed: {failed['llm_calls']} calls; killed after the drop ({killed}, {len(left)} records left); "
+          f"then: {answered['status']}, {answered['llm_calls']} calls, attempts {answered.get('attempts')}")
+    assert (failed["status"], killed, left, code, answered["status"]) == ("error", -signal.SIGKILL, [], 0, "ok")
+    counts = ("llm_calls", "input_tokens", "output_tokens")
+    assert [answered[k] for k in counts] == [failed[k] + whole[k] for k in counts], (failed, answered, whole)
+    assert answered["attempts"] == 2 and answered["wall_time_s"] >= failed["wall_time_s"]
