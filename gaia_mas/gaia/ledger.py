@@ -119,13 +119,19 @@ def _number(x) -> float:
     "`x` if it is a number, else 0: a record is data, and an edited one may hold anything."
     return x if isinstance(x, (int, float)) and not isinstance(x, bool) else 0
 
+def _clean_path(p) -> dict:
+    "A record's path with a list of agent names and numbers for counts, whatever the record held."
+    p = p if isinstance(p, dict) else {}
+    agents = [a for a in p["agents"] if isinstance(a, str)] if isinstance(p.get("agents"), list) else []
+    return {"agents": agents, **{k: _number(p.get(k)) for k in PATH_COUNTS}}
+
 def dropped_entry(part:dict, # what a dropped record says its thread spent: the record, or one run of its vote
                   entry:dict, # the thread's ledger entry ({} if none)
                   attempts:int=1, # the attempts the record covers
                  ) -> dict:
     "The thread's entry carrying the record: the larger of each figure of the two, a path, and `dropped`, its attempts."
     top = {k: max(_number(part.get(k)), _number(entry.get(k))) for k in (*SPENT_COUNTS, "vote_time_s")}
-    path = entry.get("path") or (part["path"] if isinstance(part.get("path"), dict) else {})
+    path = entry.get("path") or _clean_path(part.get("path"))
     return {**entry, **{k: v for k, v in top.items() if v or k in SPENT_COUNTS}, "path": path, "dropped": attempts}
 
 # %% ../../nbs/gaia/26f_ledger.ipynb #1929aa99

@@ -18,7 +18,7 @@ from .checkpoints import forget, resume_mode, run_graph, run_key, thread_id_for
 from .deadlines import GRACE_S, Deadline, QuestionTimeout, Stop, VoteStopped, CallThreads, call_within
 from .ledger import SPENT_COUNTS, Ledger, LedgerWriter, add_spent, carry_failed, open_ledger
 from .logs import StepLogger
-from .tracking import PathTracker
+from .tracking import PATH_COUNTS, PathTracker
 from ..core.llm import TokenCounter
 from .tasks import exclusive, load_tasks
 from .session import apply_budget, check_key, configs_of, log_path, logs_dir, session
@@ -63,7 +63,8 @@ def _earlier(app, tid:str, ledger:Optional[Ledger]) -> dict:
     entry = ledger.get(tid)
     if mode != "new": return entry
     if not entry.get("dropped"): ledger.drop(tid); return {}
-    return {k: v for k, v in entry.items() if k != "steps"}   # a new thread numbers its steps afresh
+    counts = [(entry.get("path") or {}).get(k) or 0 for k in PATH_COUNTS]
+    return {**entry, "steps": {"earlier": counts}}   # one step: a new thread numbers its own steps afresh
 
 # %% ../../nbs/gaia/26_runner.ipynb #0be2e43d
 def _run_once(app, task:dict, tid:str, callbacks:Sequence, durability:str, budget:Optional[float],
