@@ -271,7 +271,7 @@ def format_report(report:dict, # from `build_report`
     if k > 1: lines.append(f"pass@{k}: {pct(report['pass_at_k'])}   pass^{k}: {pct(report['pass_all_k'])}   "
                            f"agreement across repeats: {pct(report['agreement'])}")
     ran = sum(x["status"] != "missing" for q in report["questions"] for x in q["runs"])
-    again = f"   Attempts: {report['attempts']:,} for {ran:,} runs" if report.get("attempts", 0) > ran else ""
+    again = f"   Attempts: {n:,} for {ran:,} run{'s' * (ran > 1)}" if (n := report.get("attempts", 0)) > ran else ""
     lines += [f"LLM calls: {report['llm_calls']:,}   Tokens: {t['input']:,} in + {t['output']:,} out = "
               f"{t['total']:,}   Cost: {_usd(report['cost_usd'])}{again}",
               f"Time per run: p50 {_secs(report['time']['p50'])}, p95 {_secs(report['time']['p95'])}",

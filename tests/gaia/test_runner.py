@@ -286,7 +286,7 @@ def test_retry_failed_counts_every_attempt_once(tmp_path):
     assert (report["llm_calls"], report["tokens"]["input"], report["tokens"]["output"], report["attempts"]) == \
         (*[third[k] for k in counts], 3), report
     text = subprocess.run(cmd[:-1], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env).stdout
-    assert f"LLM calls: {third['llm_calls']}" in text and "Attempts: 3 for 1 runs" in text, text
+    assert f"LLM calls: {third['llm_calls']}" in text and "Attempts: 3 for 1 run" in text, text
 
 
 def test_a_retry_killed_after_the_drop_loses_nothing(tmp_path):
