@@ -10,10 +10,13 @@ from typing import Callable, Optional
 from langchain_core.callbacks import BaseCallbackHandler
 from ..core.settings import cache_dir
 from ..core.stores import connect_sqlite
+from .checkpoints import thread_id_for
+from .tasks import is_failed
 from .tracking import PATH_COUNTS, path_counts
 
 # %% auto #0
-__all__ = ['RERUN_STEPS', 'SPENT_COUNTS', 'Ledger', 'open_ledger', 'join_paths', 'add_spent', 'LedgerWriter']
+__all__ = ['RERUN_STEPS', 'SPENT_COUNTS', 'Ledger', 'open_ledger', 'join_paths', 'add_spent', 'LedgerWriter', 'dropped_entry',
+           'carry_failed']
 
 # %% ../../nbs/gaia/26f_ledger.ipynb #41aff339
 class Ledger:
@@ -43,6 +46,15 @@ class Ledger:
     def put(self, tid:str, spent:dict) -> None:
         "Record what thread `tid` has spent so far."
         self._run("INSERT OR REPLACE INTO spent VALUES (?, ?)", (tid, json.dumps(spent)))
+
+    def put_many(self, spent:dict) -> None:
+        "Record what several threads have spent, by thread id, in one transaction that is on disk when this returns."
+        rows = [(t, json.dumps(s)) for t, s in spent.items()]
+        with self.lock:
+            self.conn.execute("PRAGMA synchronous=FULL")   # each commit synced, not only the checkpoints of the WAL
+            try:
+                with self.conn: self.conn.executemany("INSERT OR REPLACE INTO spent VALUES (?, ?)", rows)
+            finally: self.conn.execute("PRAGMA synchronous=NORMAL")
 
     def drop(self, tid:str) -> None:
         "Forget thread `tid`."
@@ -84,8 +96,9 @@ def add_spent(before:dict, # what earlier attempts spent, from the ledger ({} if
     steps = {**before["steps"], **now["steps"]} if "steps" in before and "steps" in now else None
     counts = path_counts(steps) if steps is not None else {k: (p.get(k) or 0) + (q.get(k) or 0) for k in PATH_COUNTS}
     path = {"agents": join_paths(list(p.get("agents") or []), list(q.get("agents") or [])), **counts}
+    kept = {k: before[k] for k in ("dropped",) if k in before}
     return {**{k: round((before.get(k) or 0) + (now.get(k) or 0), 3) for k in SPENT_COUNTS}, "path": path,
-            **({} if steps is None else {"steps": steps})}
+            **({} if steps is None else {"steps": steps}), **kept}
 
 # %% ../../nbs/gaia/26f_ledger.ipynb #dac38bce
 class LedgerWriter(BaseCallbackHandler):
@@ -100,3 +113,46 @@ class LedgerWriter(BaseCallbackHandler):
     def on_chain_end(self, outputs, *, run_id, **kw):
         if run_id in self._steps: self._steps.discard(run_id); self.ledger.put(self.tid, self.spent())
     def on_llm_end(self, response, **kw): self.ledger.put(self.tid, self.spent())
+
+# %% ../../nbs/gaia/26f_ledger.ipynb #55184208
+def _number(x) -> float:
+    "`x` if it is a number, else 0: a record is data, and an edited one may hold anything."
+    return x if isinstance(x, (int, float)) and not isinstance(x, bool) else 0
+
+def _clean_path(p) -> dict:
+    "A record's path with a list of agent names and numbers for counts, whatever the record held."
+    p = p if isinstance(p, dict) else {}
+    agents = [a for a in p["agents"] if isinstance(a, str)] if isinstance(p.get("agents"), list) else []
+    return {"agents": agents, **{k: _number(p.get(k)) for k in PATH_COUNTS}}
+
+def dropped_entry(part:dict, # what a dropped record says its thread spent: the record, or one run of its vote
+                  entry:dict, # the thread's ledger entry ({} if none)
+                  attempts:int=1, # the attempts the record covers
+                 ) -> dict:
+    "The thread's entry carrying the record: the larger of each figure of the two, a path, and `dropped`, its attempts."
+    top = {k: max(_number(part.get(k)), _number(entry.get(k))) for k in (*SPENT_COUNTS, "vote_time_s")}
+    path = entry.get("path") or _clean_path(part.get("path"))
+    return {**entry, **{k: v for k, v in top.items() if v or k in SPENT_COUNTS}, "path": path, "dropped": attempts}
+
+# %% ../../nbs/gaia/26f_ledger.ipynb #1929aa99
+def _threads_of(record:dict, # a result record
+                key:str, # the run's key, for a record that names no thread
+               ) -> list[tuple[str, dict]]:
+    "Each checkpoint thread of a record with what it spent there: its own thread's, or each of its vote's runs'."
+    runs = record["votes"].get("runs") if isinstance(record.get("votes"), dict) else None
+    if isinstance(runs, list):
+        return [(r["thread_id"], {**r, "vote_time_s": record.get("wall_time_s")}) for r in runs
+                if isinstance(r, dict) and isinstance(r.get("thread_id"), str)]
+    tid, repeat = record.get("thread_id"), record.get("repeat")
+    return [(tid if isinstance(tid, str) else thread_id_for(record["task_id"], key, int(_number(repeat))), record)]
+
+def carry_failed(ledger:Ledger, # the run's ledger
+                 records:list[dict], # the records of the results file, from `read_results`
+                 key:str="", # the run's key, from `run_key`
+                ) -> int:
+    "Write what the failed records spent onto their threads' entries, on disk, before they are dropped; the threads."
+    n = lambda r: r["attempts"] if type(r.get("attempts")) is int and r["attempts"] > 0 else 1
+    entries = {tid: dropped_entry(part, ledger.get(tid), n(r)) for r in records
+               if is_failed(r) and isinstance(r.get("task_id"), str) for tid, part in _threads_of(r, key)}
+    if entries: ledger.put_many(entries)
+    return len(entries)

@@ -73,8 +73,8 @@ def run_row(record:Optional[dict], # the run's record, or None
            "failure": fail, "status": r.get("status", "ok") if record else "missing", "error": r.get("error"),
            "input_tokens": r.get("input_tokens") or 0, "output_tokens": r.get("output_tokens") or 0,
            "llm_calls": r.get("llm_calls") or 0, "time_s": r.get("wall_time_s"), "model": r.get("model"),
-           "path": _path(r, logs),
-           "thread_id": r.get("thread_id"), "missing_attachment": r.get("missing_attachment")}
+           "attempts": a if type(a := r.get("attempts")) is int and a > 0 else int(bool(record)),   # 1 if no count
+           "path": _path(r, logs), "thread_id": r.get("thread_id"), "missing_attachment": r.get("missing_attachment")}
     if r.get("votes"): row["votes"], row["vote_runs"] = r["votes"].get("answers", []), len(r["votes"].get("runs") or [])
     return row
 
@@ -190,7 +190,7 @@ def build_report(records:list[dict], # result records, from `read_results`
             "pass_all_k": sum(q["correct"] == k for q in scored) / len(scored) if scored else None,
             **_usage(rows, prices or PRICES, default_model), "questions": qs,
             "overall": _accuracy(qs, k), "llm_calls": sum(r["llm_calls"] for r in rows),
-            "agreement": run_agreement({"questions": qs, "repeats": k}),
+            "agreement": run_agreement({"questions": qs, "repeats": k}), "attempts": sum(r["attempts"] for r in rows),
             "votes": vote_figures(last, {t: g["gold"] for t, g in golds.items()}),
             "without_attachment": [q["task_id"] for q in qs if any(x["missing_attachment"] for x in q["runs"])]}
 
@@ -270,15 +270,16 @@ def format_report(report:dict, # from `build_report`
     lines += [_level_line(l, x, k) for l, x in report["by_level"].items()] + _vote_line(report["votes"])
     if k > 1: lines.append(f"pass@{k}: {pct(report['pass_at_k'])}   pass^{k}: {pct(report['pass_all_k'])}   "
                            f"agreement across repeats: {pct(report['agreement'])}")
+    ran = sum(x["status"] != "missing" for q in report["questions"] for x in q["runs"])
+    again = f"   Attempts: {n:,} for {ran:,} run{'s' * (ran > 1)}" if (n := report.get("attempts", 0)) > ran else ""
     lines += [f"LLM calls: {report['llm_calls']:,}   Tokens: {t['input']:,} in + {t['output']:,} out = "
-              f"{t['total']:,}   Cost: {_usd(report['cost_usd'])}",
+              f"{t['total']:,}   Cost: {_usd(report['cost_usd'])}{again}",
               f"Time per run: p50 {_secs(report['time']['p50'])}, p95 {_secs(report['time']['p95'])}",
               "Failures: " + ", ".join(f"{n.replace('_', ' ')} {c}" for n, c in f.items())
               + " (error: a program, tool or server failed; no answer: the model gave none)"]
     if w := report.get("without_attachment"):
         lines.append(f"Ran without their attachment (not on disk): {len(w)} question{'s' if len(w) > 1 else ''}: "
-                     f"{', '.join(w[:10])}"
-                     + (" ..." if len(w) > 10 else ""))
+                     f"{', '.join(w[:10])}" + (" ..." if len(w) > 10 else ""))
     return "\n".join(lines + ([] if brief else ["Questions:"] + _question_lines(report)))
 
 # %% ../../nbs/gaia/25a_report.ipynb #d9e3941a
@@ -380,6 +381,7 @@ def _run_cell(x:dict) -> Cell:
     "One repeat of a question: its answer, marked, with tokens, time and path beneath."
     cls = "ok" if x["correct"] else "bad" if x["failure"] == "wrong_answer" else "fail" if x["failure"] else None
     p, sub = x["path"], [f"{x['input_tokens']:,}/{x['output_tokens']:,} tok", _secs(x["time_s"])]
+    if x.get("attempts", 1) > 1: sub.append(f"{x['attempts']} attempts, all counted")
     if p["agents"]: sub.append(" → ".join(p["agents"]))
     if p["tool_calls"] is not None:
         sub.append(f"{'?' if p['critic_rejections'] is None else p['critic_rejections']} rejections, "

@@ -16,9 +16,9 @@ from .votes import decided, plurality, runs_to_decide, summed_cost, vote_key, vo
 from ..core.utils import deadline_scope, time_left
 from .checkpoints import forget, resume_mode, run_graph, run_key, thread_id_for
 from .deadlines import GRACE_S, Deadline, QuestionTimeout, Stop, VoteStopped, CallThreads, call_within
-from .ledger import SPENT_COUNTS, Ledger, LedgerWriter, add_spent, open_ledger
+from .ledger import SPENT_COUNTS, Ledger, LedgerWriter, add_spent, carry_failed, open_ledger
 from .logs import StepLogger
-from .tracking import PathTracker
+from .tracking import PATH_COUNTS, PathTracker
 from ..core.llm import TokenCounter
 from .tasks import exclusive, load_tasks
 from .session import apply_budget, check_key, configs_of, log_path, logs_dir, session
@@ -56,12 +56,15 @@ def _attempt(app, task:dict, config:dict, threads:Optional[CallThreads]=None, bu
 
 # %% ../../nbs/gaia/26_runner.ipynb #3e0cfb0c
 def _earlier(app, tid:str, ledger:Optional[Ledger]) -> dict:
-    "What earlier attempts at thread `tid` spent, if it resumes; a fresh thread's stale entry is dropped."
+    "What earlier attempts at thread `tid` spent: all of it if the thread resumes, only what was carried if it is new."
     if ledger is None: return {}
     try: mode = resume_mode(app, tid)
     except Exception: return {}   # the attempt itself reports what is wrong
-    if mode == "new": ledger.drop(tid); return {}
-    return ledger.get(tid)
+    entry = ledger.get(tid)
+    if mode != "new": return entry
+    if not entry.get("dropped"): ledger.drop(tid); return {}
+    counts = [(entry.get("path") or {}).get(k) or 0 for k in PATH_COUNTS]
+    return {**entry, "steps": {"earlier": counts}}   # one step: a new thread numbers its own steps afresh
 
 # %% ../../nbs/gaia/26_runner.ipynb #0be2e43d
 def _run_once(app, task:dict, tid:str, callbacks:Sequence, durability:str, budget:Optional[float],
@@ -78,7 +81,8 @@ def _run_once(app, task:dict, tid:str, callbacks:Sequence, durability:str, budge
     total = spent()
     if ledger: ledger.put(tid, total)
     return state, {"status": status, "error": error, **{k: total[k] for k in SPENT_COUNTS}, "resume": mode,
-                   "thread_id": tid, "path": total["path"], "earlier_s": before.get("wall_time_s") or 0}
+                   "thread_id": tid, "path": total["path"], "earlier_s": before.get("wall_time_s") or 0,
+                   "attempts": 1 + (before.get("dropped") or 0)}
 
 # %% ../../nbs/gaia/26_runner.ipynb #275572a9
 def run_task(app, # a compiled graph
@@ -127,10 +131,11 @@ def _vote_result(task:dict, done:list[tuple[dict, dict]], n:int, earlier:float=0
     "The winning run's state, and the vote's status, summed cost, path and `votes`, from the (state, run) pairs."
     runs, winner = [r for _, r in done], plurality(r["answer"] for _, r in done)
     for r in runs: r.pop("earlier_s")   # the vote's earlier time is its own, see `_vote_earlier`
+    attempts = max(r.pop("attempts", 1) for r in runs)
     state, best = next(((s, r) for s, r in done if winner and vote_key(r["answer"]) == vote_key(winner)), ({}, runs[0]))
     status, error = ("ok", None) if winner else _vote_failure(runs)
     modes = {r["resume"] for r in runs}
-    return state, {"status": status, "error": error, **summed_cost(runs), "earlier_s": earlier,
+    return state, {"status": status, "error": error, **summed_cost(runs), "earlier_s": earlier, "attempts": attempts,
                    "resume": next((m for m in ("unfinished", "finished") if m in modes), "new"),
                    "thread_id": best["thread_id"], "path": best["path"],
                    "votes": vote_summary([{k: v for k, v in r.items() if k != "error" or v} for r in runs], n,
@@ -265,12 +270,15 @@ def _missing_files(tasks:list[dict]) -> None:
           file=sys.stderr)
 
 # %% ../../nbs/gaia/26_runner.ipynb #fded1fbe
-def _todo(args:argparse.Namespace, tasks:list[dict], out:Path, stack:contextlib.ExitStack) -> list[dict]:
+def _todo(args:argparse.Namespace, tasks:list[dict], out:Path, stack:contextlib.ExitStack,
+          ledger:Optional[Ledger]=None) -> list[dict]:
     "The (task, repeat) pairs still to answer in `out`, failures dropped first with --retry-failed; says how many."
     from gaia_mas.gaia.tasks import drop_failed, pending_tasks, read_results
     records = read_results(out)
-    if args.retry_failed and (kept := drop_failed(out, records)) is not records:
-        records = kept; stack.enter_context(exclusive(out))  # the file was replaced: lock the new one too
+    if args.retry_failed:
+        if ledger is not None: carry_failed(ledger, records, run_key(out))   # on disk before the records go
+        if (kept := drop_failed(out, records)) is not records:
+            records = kept; stack.enter_context(exclusive(out))  # the file was replaced: lock the new one too
     todo, n = pending_tasks(tasks, records, args.repeats), len(tasks) * args.repeats
     print(f"{n} {'answers' if args.repeats > 1 else 'tasks'}: {n - len(todo)} already answered in {out}, "
           f"{len(todo)} to run", file=sys.stderr)
@@ -294,8 +302,8 @@ def run_file(args:argparse.Namespace, # the options of `gaia-mas run`, see `gaia
     if args.provider != "scripted": check_key(configs_of(args, budget))  # before the results file is made
     log_file = log_path(logs_dir(args), out.stem)
     with exclusive(out), contextlib.ExitStack() as stack:
-        todo = _todo(args, tasks, out, stack)
         ledger = stack.enter_context(open_ledger(args.cache_dir, args.memory))
+        todo = _todo(args, tasks, out, stack, ledger)
         app, tracer = stack.enter_context(session(args, log_file, budget))
         bar = Progress(len(todo), {t["task_id"]: t["gold"] for t in tasks if t["gold"]}, enabled=not args.no_progress)
         extra = {"model": "scripted" if args.provider == "scripted" else args.model}

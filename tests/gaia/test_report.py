@@ -9,7 +9,7 @@ from gaia_mas.gaia.scoring import question_scorer
 pytestmark = pytest.mark.subprocess
 
 KEYS = ["accuracy", "by_level", "repeats", "pass_at_k", "pass_all_k", "tokens", "cost_usd", "time", "failures", "questions",
-        "overall", "llm_calls", "agreement", "votes", "without_attachment"]
+        "overall", "llm_calls", "agreement", "attempts", "votes", "without_attachment"]
 GOLD = {"a": ("Paris", 1), "b": ("1,234", 1), "c": ("3.5", 2), "d": ("red; blue", 3)}
 ANSWERS = {  # (task, repeat): (answer, status, input tokens, output tokens, seconds)
     ("a", 0): ("paris", "ok", 1000, 100, 2.0), ("a", 1): ("Paris.", "ok", 1200, 120, 3.0),

@@ -143,7 +143,7 @@ def test_a_retried_timeout_covers_both_attempts(tmp_path):
     assert (first["status"], second["status"], second["resume"]) == ("timeout", "ok", "unfinished")
     assert 0 < first["llm_calls"] < 7 <= second["llm_calls"]
     assert second["wall_time_s"] >= first["wall_time_s"] and second["path"]["agents"] == FULL_PATH
-    assert second["input_tokens"] > first["input_tokens"]
+    assert second["input_tokens"] > first["input_tokens"] and (first["attempts"], second["attempts"]) == (1, 2)
 
 
 KILLED_RUN = '''
@@ -220,3 +220,87 @@ def test_a_step_run_again_after_kill_9_counts_once_in_the_path(tmp_path):
     assert codes == [-signal.SIGKILL, -signal.SIGKILL, 0] and resumed["resume"] == "unfinished"
     assert (once["path"]["critic_rejections"], once["path"]["tool_calls"]) == (1, 2), once
     assert resumed["path"] == once["path"] and resumed["llm_calls"] >= once["llm_calls"]
+
+
+FLAKY_RUN = '''
+import os, signal, sys
+from pathlib import Path
+from langchain_core.messages import SystemMessage
+import gaia_mas.gaia.build as build
+from gaia_mas.cli import main
+from gaia_mas.gaia.scripted import happy_path_responder, role_of
+
+fails = Path(sys.argv[1])   # how many more times the expert fails, one failure a run; "kill": kill -9 at the first call
+
+def flaky(answer="42", n_research=1):
+    "The dry run's happy path, but the expert's call raises while `fails` counts above 0, as a model server down."
+    happy = happy_path_responder(answer, n_research)
+    def respond(messages):
+        if (left := fails.read_text()) == "kill": fails.write_text("0"); os.kill(os.getpid(), signal.SIGKILL)
+        if role_of(messages) == "expert" and (left := int(left)) > 0:
+            fails.write_text(str(left - 1)); raise RuntimeError("the model server is down")
+        return happy(messages)
+    return respond
+
+build.happy_path_responder = flaky
+sys.exit(main(sys.argv[2:]))
+'''
+
+
+def flaky_runner(tmp_path):
+    "`run(out, fails, *options)`: `gaia-mas run` of one task whose expert fails `fails` times; its exit code, records."
+    write_tasks(tmp_path/"metadata.jsonl", 1)
+    script, fails = tmp_path/"flaky_run.py", tmp_path/"fails"
+    script.write_text(FLAKY_RUN)
+    def run(out, left, *more):
+        fails.write_text(str(left))
+        cmd, env = newcomer_cmd(tmp_path, "run", "metadata.jsonl", "--out", out, "--no-progress", "--provider",
+                                "scripted", *more)
+        done = subprocess.run([sys.executable, str(script), str(fails), *cmd[len(GAIA):]], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120, env=env)
+        return done.returncode, [json.loads(l) for l in (tmp_path/out).read_text().splitlines()]
+    return run
+
+
+def test_retry_failed_counts_every_attempt_once(tmp_path):
+    "A question fails twice (its expert's model call raises), and `--retry-failed` runs it again each time: the record "
+    "and the report count the calls, tokens and time of all three attempts, each once, and say it took three."
+    run = flaky_runner(tmp_path)
+    code, (whole,) = run("whole.jsonl", 0)                  # the question in one go, for its cost
+    assert code == 0 and whole["status"] == "ok", whole
+    attempts = [run("results.jsonl", 1), run("results.jsonl", 1, "--retry-failed"),
+                run("results.jsonl", 0, "--retry-failed")]
+    (first,), (second,), (third,) = [recs for _, recs in attempts]
+    seen = [(r["status"], r["llm_calls"], r["input_tokens"], r["wall_time_s"], r.get("attempts"))
+            for r in (first, second, third)]
+    print(f"\nin one go: {whole['llm_calls']} calls; the attempts' records: {seen}")
+    assert [c for c, _ in attempts] == [1, 1, 0] and [s[0] for s in seen] == ["error", "error", "ok"]
+    assert 0 < first["llm_calls"] < whole["llm_calls"]
+    counts = ("llm_calls", "input_tokens", "output_tokens")
+    assert [second[k] for k in counts] == [2 * first[k] for k in counts], (first, second)   # two failed attempts alike
+    assert [third[k] for k in counts] == [second[k] + whole[k] for k in counts], (second, third, whole)
+    assert third["wall_time_s"] >= second["wall_time_s"] >= first["wall_time_s"]
+    assert (first.get("attempts"), second.get("attempts"), third.get("attempts")) == (1, 2, 3)
+    cmd, env = newcomer_cmd(tmp_path, "report", "results.jsonl", "--json")
+    report = json.loads(subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env).stdout)
+    assert (report["llm_calls"], report["tokens"]["input"], report["tokens"]["output"], report["attempts"]) == \
+        (*[third[k] for k in counts], 3), report
+    text = subprocess.run(cmd[:-1], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env).stdout
+    assert f"LLM calls: {third['llm_calls']}" in text and "Attempts: 3 for 1 run" in text, text
+
+
+def test_a_retry_killed_after_the_drop_loses_nothing(tmp_path):
+    "`--retry-failed` drops the failed record, then is killed at the retry's first model call; the next plain run "
+    "answers the task, and its record still counts the failed attempt, once."
+    run = flaky_runner(tmp_path)
+    code, (whole,) = run("whole.jsonl", 0)
+    assert code == 0, whole
+    code, (failed,) = run("results.jsonl", 1)
+    killed, left = run("results.jsonl", "kill", "--retry-failed")
+    code, (answered,) = run("results.jsonl", 0)
+    print(f"\nfailed: {failed['llm_calls']} calls; killed after the drop ({killed}, {len(left)} records left); "
+          f"then: {answered['status']}, {answered['llm_calls']} calls, attempts {answered.get('attempts')}")
+    assert (failed["status"], killed, left, code, answered["status"]) == ("error", -signal.SIGKILL, [], 0, "ok")
+    counts = ("llm_calls", "input_tokens", "output_tokens")
+    assert [answered[k] for k in counts] == [failed[k] + whole[k] for k in counts], (failed, answered, whole)
+    assert answered["attempts"] == 2 and answered["wall_time_s"] >= failed["wall_time_s"]
