@@ -186,12 +186,12 @@ def run_votes(app, # a compiled graph
 # %% ../../nbs/gaia/26_runner.ipynb #e15d7261
 def _done_threads(record:dict, # a record just written
                   finished:bool, # whether its run left a state
+                  resumable:Callable[[str], bool]=lambda tid: True, # whether a thread's run can go on from its checkpoints
                  ) -> list[str]:
-    "The checkpoint threads a written record no longer needs: its own, or its vote's (all, once it has an answer)."
-    if "votes" in record:
-        keep = () if record["status"] == "ok" else ("timeout", "error")   # a failed vote resumes them on --retry-failed
-        return [r["thread_id"] for r in record["votes"]["runs"] if r["status"] not in keep]
-    return [record["thread_id"]] if finished else []
+    "The threads a written record no longer needs: its own once finished, or its vote's but the failed runs that can go on."
+    if "votes" not in record: return [record["thread_id"]] if finished else []
+    keep = lambda r: record["status"] != "ok" and r["status"] in ("timeout", "error") and resumable(r["thread_id"])
+    return [r["thread_id"] for r in record["votes"]["runs"] if not keep(r)]
 
 # %% ../../nbs/gaia/26_runner.ipynb #96463bbb
 def _interrupted(pool:ThreadPoolExecutor, futures:list, writer:ResultWriter) -> None:
@@ -230,7 +230,8 @@ def run_batch(app, # a compiled graph
     def work(task):
         record, finished = run_task(app, task, key, timeout, callbacks, durability, votes, early_stop, extra, ledger)
         if writer.write(record):
-            for tid in _done_threads(record, finished): forget(app, tid, ledger)
+            for tid in _done_threads(record, finished, lambda t: resume_mode(app, t) != "finished"):
+                forget(app, tid, ledger)
         return record
     pool = ThreadPoolExecutor(max(1, concurrency), thread_name_prefix="gaia-task")
     futures, records = [pool.submit(work, t) for t in tasks], []

@@ -304,3 +304,20 @@ def test_a_retry_killed_after_the_drop_loses_nothing(tmp_path):
     counts = ("llm_calls", "input_tokens", "output_tokens")
     assert [answered[k] for k in counts] == [failed[k] + whole[k] for k in counts], (failed, answered, whole)
     assert answered["attempts"] == 2 and answered["wall_time_s"] >= failed["wall_time_s"]
+
+
+def test_retry_failed_answers_a_failed_vote(tmp_path):
+    "Every run of a three-run vote fails (the expert's model call raises), then `--retry-failed` answers it with fresh "
+    "runs, not their failed final states read back; the record counts both votes' calls once each."
+    run = flaky_runner(tmp_path)
+    code, (whole,) = run("whole.jsonl", 0, "--votes", "3")
+    assert code == 0 and whole["status"] == "ok", whole
+    code, (failed,) = run("results.jsonl", 100, "--votes", "3")
+    assert code == 1 and failed["status"] == "error", failed
+    code, (retried,) = run("results.jsonl", 0, "--votes", "3", "--retry-failed")
+    print(f"\nvote in one go: {whole['llm_calls']} calls; failed vote: {failed['llm_calls']}; "
+          f"retried: {retried['status']}, {retried['llm_calls']} calls, attempts {retried.get('attempts')}")
+    assert (code, retried["status"], retried["model_answer"]) == (0, "ok", "42"), retried
+    counts = ("llm_calls", "input_tokens", "output_tokens")
+    assert [retried[k] for k in counts] == [failed[k] + whole[k] for k in counts], (failed, retried, whole)
+    assert retried["attempts"] == 2
