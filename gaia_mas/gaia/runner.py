@@ -276,9 +276,11 @@ def _todo(args:argparse.Namespace, tasks:list[dict], out:Path, stack:contextlib.
     "The (task, repeat) pairs still to answer in `out`, failures dropped first with --retry-failed; says how many."
     from gaia_mas.gaia.tasks import drop_failed, pending_tasks, read_results
     records = read_results(out)
-    if args.retry_failed:
-        if ledger is not None: carry_failed(ledger, records, run_key(out))   # on disk before the records go
-        if (kept := drop_failed(out, records)) is not records:
+    if args.retry_failed:   # the selected tasks' failures: the others stay until a run selects them
+        chosen = {t["task_id"] for t in tasks}
+        if ledger is not None:   # on disk before the records go
+            carry_failed(ledger, [r for r in records if r.get("task_id") in chosen], run_key(out))
+        if (kept := drop_failed(out, records, chosen)) is not records:
             records = kept; stack.enter_context(exclusive(out))  # the file was replaced: lock the new one too
     todo, n = pending_tasks(tasks, records, args.repeats), len(tasks) * args.repeats
     print(f"{n} {'answers' if args.repeats > 1 else 'tasks'}: {n - len(todo)} already answered in {out}, "

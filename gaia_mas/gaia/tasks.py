@@ -246,9 +246,11 @@ def is_failed(record:dict) -> bool:
 # %% ../../nbs/gaia/24_tasks.ipynb #578f688e
 def drop_failed(path:str|Path, # the results file
                 records:list[dict], # its records, from `read_results`
+                task_ids:Optional[set]=None, # only these tasks' failures go; every failure if None
                ) -> list[dict]:
-    "The records that did not fail, after rewriting the file atomically to hold only them."
-    keep, path = [r for r in records if not is_failed(r)], Path(path)
+    "The records but the failures (of `task_ids`), after rewriting the file atomically to hold only them."
+    gone = lambda r: is_failed(r) and (task_ids is None or r.get("task_id") in task_ids)
+    keep, path = [r for r in records if not gone(r)], Path(path)
     if len(keep) == len(records): return records
     tmp = path.with_name(path.name + ".tmp")
     write_jsonl_file(keep, tmp)
