@@ -127,15 +127,17 @@ def _vote_failure(runs:list[dict]) -> tuple[str, str]:
     return status, next((r["error"] for r in failed if r.get("error")), "no run gave an answer")
 
 # %% ../../nbs/gaia/26_runner.ipynb #08947bec
-def _vote_result(task:dict, done:list[tuple[dict, dict]], n:int, earlier:float=0) -> tuple[dict, dict]:
-    "The winning run's state, and the vote's status, summed cost, path and `votes`, from the (state, run) pairs."
+def _vote_result(task:dict, done:list[tuple[dict, dict]], n:int, earlier:float=0,
+                 skipped:Sequence[dict]=()) -> tuple[dict, dict]:
+    "The winning run's state, and the vote's status, cost (with the `skipped` runs' earlier spending), path and `votes`."
     runs, winner = [r for _, r in done], plurality(r["answer"] for _, r in done)
     for r in runs: r.pop("earlier_s")   # the vote's earlier time is its own, see `_vote_earlier`
-    attempts = max(r.pop("attempts", 1) for r in runs)
+    attempts = max([r.pop("attempts", 1) for r in runs] + [1 + (s.get("dropped") or 0) for s in skipped if s])
     state, best = next(((s, r) for s, r in done if winner and vote_key(r["answer"]) == vote_key(winner)), ({}, runs[0]))
     status, error = ("ok", None) if winner else _vote_failure(runs)
     modes = {r["resume"] for r in runs}
-    return state, {"status": status, "error": error, **summed_cost(runs), "earlier_s": earlier, "attempts": attempts,
+    return state, {"status": status, "error": error, **summed_cost([*runs, *skipped]), "earlier_s": earlier,
+                   "attempts": attempts,
                    "resume": next((m for m in ("unfinished", "finished") if m in modes), "new"),
                    "thread_id": best["thread_id"], "path": best["path"],
                    "votes": vote_summary([{k: v for k, v in r.items() if k != "error" or v} for r in runs], n,
@@ -161,7 +163,8 @@ def run_votes(app, # a compiled graph
     "The winning run's state, and the question's status, summed cost, path and `votes`."
     stop, repeat, done, running = threading.Event(), task.get("repeat") or 0, [], {}
     tids = [thread_id_for(task["task_id"], key, repeat, v) for v in range(n)]
-    earlier, t0 = _vote_earlier([_earlier(app, t, ledger) for t in tids]), time.perf_counter()
+    befores = [_earlier(app, t, ledger) for t in tids]
+    earlier, t0 = _vote_earlier(befores), time.perf_counter()
     clock = lambda: round(earlier + time.perf_counter() - t0, 3)   # the vote's time, all attempts
     handlers = [*callbacks, *([Stop(stop)] if early_stop else [])]
     pool = ThreadPoolExecutor(n, thread_name_prefix="gaia-vote")
@@ -181,17 +184,20 @@ def run_votes(app, # a compiled graph
             if early_stop and decided([r["answer"] for _, r in done], n - len(done)): stop.set()
             top_up()
     finally: pool.shutdown(wait=False, cancel_futures=True)
-    return _vote_result(task, done, n, earlier)
+    return _vote_result(task, done, n, earlier, skipped=befores[len(done):])   # runs start in order: these never did
 
 # %% ../../nbs/gaia/26_runner.ipynb #e15d7261
 def _done_threads(record:dict, # a record just written
                   finished:bool, # whether its run left a state
-                  resumable:Callable[[str], bool]=lambda tid: True, # whether a thread's run can go on from its checkpoints
+                  resumable:Callable[[str], bool]=lambda tid: True, # whether a thread can go on from its checkpoints
+                  vote_threads:Sequence[str]=(), # all the vote's threads, those it did not start too
                  ) -> list[str]:
-    "The threads a written record no longer needs: its own once finished, or its vote's but the failed runs that can go on."
+    "The threads a written record no longer needs: its own once finished, or its vote's but failed runs that can go on."
     if "votes" not in record: return [record["thread_id"]] if finished else []
-    keep = lambda r: record["status"] != "ok" and r["status"] in ("timeout", "error") and resumable(r["thread_id"])
-    return [r["thread_id"] for r in record["votes"]["runs"] if not keep(r)]
+    runs = record["votes"]["runs"]
+    if record["status"] == "ok": return list(dict.fromkeys([*(r["thread_id"] for r in runs), *vote_threads]))
+    keep = lambda r: r["status"] in ("timeout", "error") and resumable(r["thread_id"])
+    return [r["thread_id"] for r in runs if not keep(r)]
 
 # %% ../../nbs/gaia/26_runner.ipynb #96463bbb
 def _interrupted(pool:ThreadPoolExecutor, futures:list, writer:ResultWriter) -> None:
@@ -230,7 +236,8 @@ def run_batch(app, # a compiled graph
     def work(task):
         record, finished = run_task(app, task, key, timeout, callbacks, durability, votes, early_stop, extra, ledger)
         if writer.write(record):
-            for tid in _done_threads(record, finished, lambda t: resume_mode(app, t) != "finished"):
+            every = [thread_id_for(task["task_id"], key, task.get("repeat") or 0, v) for v in range(votes)]
+            for tid in _done_threads(record, finished, lambda t: resume_mode(app, t) != "finished", every):
                 forget(app, tid, ledger)
         return record
     pool = ThreadPoolExecutor(max(1, concurrency), thread_name_prefix="gaia-task")

@@ -321,3 +321,19 @@ def test_retry_failed_answers_a_failed_vote(tmp_path):
     counts = ("llm_calls", "input_tokens", "output_tokens")
     assert [retried[k] for k in counts] == [failed[k] + whole[k] for k in counts], (failed, retried, whole)
     assert retried["attempts"] == 2
+
+
+def test_a_retried_vote_that_stops_early_counts_the_runs_it_skips(tmp_path):
+    "A three-run vote fails, then `--retry-failed --votes-early-stop` decides after two runs: the record still counts "
+    "what the failed vote's third run spent, since that was paid for."
+    run = flaky_runner(tmp_path)
+    code, (failed,) = run("results.jsonl", 100, "--votes", "3")
+    assert code == 1 and failed["status"] == "error", failed
+    code, (retried,) = run("results.jsonl", 0, "--votes", "3", "--votes-early-stop", "--retry-failed")
+    code2, (two,) = run("two.jsonl", 0, "--votes", "3", "--votes-early-stop")   # the same vote in one go
+    print(f"\nfailed vote: {failed['llm_calls']} calls; retried with early stop: {retried['status']}, "
+          f"{len(retried['votes']['runs'])} runs, {retried['llm_calls']} calls; in one go: {two['llm_calls']}")
+    assert (code, code2, retried["status"]) == (0, 0, "ok")
+    assert (len(retried["votes"]["runs"]), len(two["votes"]["runs"]), retried["attempts"]) == (2, 2, 2)
+    counts = ("llm_calls", "input_tokens", "output_tokens")
+    assert [retried[k] for k in counts] == [failed[k] + two[k] for k in counts], (failed, retried, two)
