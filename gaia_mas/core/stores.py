@@ -4,13 +4,14 @@
 
 # %% ../../nbs/core/08_stores.ipynb #5de06cf8
 from __future__ import annotations
-import contextlib, functools, os, threading
+import asyncio, contextlib, functools, os, threading, time
 from pathlib import Path
 from typing import Any, Optional
 
 # %% auto #0
-__all__ = ['CHECKPOINT_TYPES', 'private_dir', 'private_file', 'sqlite_module', 'connect_sqlite', 'connect_sqlite_async',
-           'UnsafeCheckpoint', 'checkpoint_serde', 'sqlite_checkpointer', 'async_sqlite_checkpointer']
+__all__ = ['CHECKPOINT_TYPES', 'SETUP_WAITS', 'private_dir', 'private_file', 'sqlite_module', 'connect_sqlite',
+           'connect_sqlite_async', 'UnsafeCheckpoint', 'checkpoint_serde', 'sqlite_checkpointer',
+           'async_sqlite_checkpointer']
 
 # %% ../../nbs/core/08_stores.ipynb #479e3fbc
 def private_dir(path:str|Path, # a folder
@@ -96,10 +97,14 @@ def checkpoint_serde() -> Any:
     return _strict_serializer()(allowed_msgpack_modules=CHECKPOINT_TYPES or None)
 
 # %% ../../nbs/core/08_stores.ipynb #a73649fe
-def _migrated(saver:Any, e:Exception) -> None:
-    "A checkpointer whose `ALTER TABLE` found its column already there: set up; any other error is raised."
+SETUP_WAITS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)  # seconds between tries while another process sets up the same file
+
+def _setup_failed(saver:Any, e:Exception, can_wait:bool) -> bool:
+    "Whether to try the setup again: the file is locked by another process setting it up (while waits are left)."
+    if "database is locked" in str(e) and can_wait: return True
     if "duplicate column name" not in str(e): raise e
-    saver.is_setup = True
+    saver.is_setup = True   # its `ALTER TABLE` found the column already there
+    return False
 
 # %% ../../nbs/core/08_stores.ipynb #bb0910ed
 def sqlite_checkpointer(path:str|Path, # the checkpoints' SQLite file
@@ -109,8 +114,11 @@ def sqlite_checkpointer(path:str|Path, # the checkpoints' SQLite file
     conn = connect_sqlite(path, check_same_thread=False)
     conn.execute("PRAGMA journal_mode=WAL"); conn.execute("PRAGMA synchronous=NORMAL")
     saver = SqliteSaver(conn, serde=checkpoint_serde())
-    try: saver.setup()
-    except sqlite_module().OperationalError as e: _migrated(saver, e)
+    for wait in (*SETUP_WAITS, None):
+        try: saver.setup(); break
+        except sqlite_module().OperationalError as e:
+            if not _setup_failed(saver, e, wait is not None): break
+            time.sleep(wait)
     return saver
 
 # %% ../../nbs/core/08_stores.ipynb #b8c1e21c
@@ -119,6 +127,9 @@ async def async_sqlite_checkpointer(conn:Any, # an open connection from `connect
     "LangGraph's `AsyncSqliteSaver` on `conn`, with `checkpoint_serde`, its tables made."
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
     saver = AsyncSqliteSaver(conn, serde=checkpoint_serde())
-    try: await saver.setup()
-    except sqlite_module().OperationalError as e: _migrated(saver, e)
+    for wait in (*SETUP_WAITS, None):   # two `serve` workers may start on one sessions file together
+        try: await saver.setup(); break
+        except sqlite_module().OperationalError as e:
+            if not _setup_failed(saver, e, wait is not None): break
+            await asyncio.sleep(wait)
     return saver
