@@ -11,8 +11,8 @@ from .formats import json_schema_format
 
 # %% auto #0
 __all__ = ['log', 'JSON_MODES', 'MissingAPIKeyError', 'ClearError', 'MalformedReplyError', 'ReplyCutError', 'ContextTooSmall',
-           'context_too_small', 'proxy_for', 'tls_context', 'is_local_server', 'server_model', 'server_json_mode',
-           'settle_json_mode', 'is_server_chat', 'with_format']
+           'context_too_small', 'proxy_for', 'tls_context', 'sdk_http_client', 'is_local_server', 'server_model',
+           'server_json_mode', 'settle_json_mode', 'is_server_chat', 'with_format']
 
 # %% ../../nbs/core/03b_model_server.ipynb #5e0a0005
 log = logging.getLogger(__name__)
@@ -62,6 +62,15 @@ def tls_context() -> ssl.SSLContext:
     "The TLS context all HTTPS clients share, made once as httpx makes it (SSL_CERT_FILE, SSL_CERT_DIR, else certifi)."
     import httpx
     return httpx.create_ssl_context()
+
+# %% ../../nbs/core/03b_model_server.ipynb #9c6a994e
+def sdk_http_client(base_url:Optional[str]=None, # the server's base URL; None for OpenAI's own
+                    asynchronous:bool=False, # an async client, for the SDK's async calls
+                   ):
+    "An HTTP client for the OpenAI SDK with the shared TLS context and the model servers' proxy."
+    import openai
+    make = openai.DefaultAsyncHttpxClient if asynchronous else openai.DefaultHttpxClient
+    return make(verify=tls_context(), proxy=proxy_for(base_url or "https://api.openai.com/v1"))
 
 # %% ../../nbs/core/03b_model_server.ipynb #55dbeaae
 def is_local_server(base_url:Optional[str], # an OpenAI-compatible server's base URL; None for OpenAI's own

@@ -9,7 +9,7 @@ import tempfile, threading, zipfile
 from pathlib import Path
 from typing import Callable, Optional
 from .expert_tools import doc_tool, tool_budget
-from ..core.model_server import tls_context
+from ..core.model_server import sdk_http_client
 from ..core.utils import call_timeout, truncate_text
 from gaia_mas.core.readers import (
     ToolUnavailable,
@@ -298,7 +298,7 @@ def image_tool(file_path:str, # path of the image (.png, .jpg, .gif, .webp)
 
 # %% ../../nbs/gaia/15_file_tools.ipynb #ed8a5356
 def _transcription_client():
-    "An OpenAI client for the transcription API, with the settings' key, server and timeout and the shared TLS context."
+    "An OpenAI client for the transcription API, with the settings' key, server and timeout, and the shared HTTP rules."
     import openai
     base = settings().openai_base_url
     key = reveal(settings().openai_api_key) or ("not-needed" if base else None)
@@ -307,7 +307,7 @@ def _transcription_client():
                               "or set OPENAI_BASE_URL to an OpenAI-compatible server.")
     return openai.OpenAI(api_key=key, base_url=base, max_retries=2,
                          timeout=bounded_timeout(settings().transcribe_timeout),
-                         http_client=openai.DefaultHttpxClient(verify=tls_context()))
+                         http_client=sdk_http_client(base))
 
 # %% ../../nbs/gaia/15_file_tools.ipynb #41f1b4e7
 _AUDIO_TYPES = (".mp3", ".wav", ".m4a", ".mp4", ".mpeg", ".mpga", ".ogg", ".webm", ".flac")

@@ -149,6 +149,11 @@ def _vote_earlier(entries:list[dict], # the ledger entries of the vote's runs, f
     "How long the earlier attempts at a vote ran, from its runs' ledger entries."
     return max(((e.get("vote_time_s") or e.get("wall_time_s") or 0) for e in entries), default=0)
 
+# %% ../../nbs/gaia/26_runner.ipynb #c6d17808
+def _vote_threads(task:dict, key:str, n:int) -> list[str]:
+    "The checkpoint threads of the `n` runs of a vote on `task` (one repeat of it), in the order the runs start."
+    return [thread_id_for(task["task_id"], key, task.get("repeat") or 0, v) for v in range(n)]
+
 # %% ../../nbs/gaia/26_runner.ipynb #2d681f43
 def run_votes(app, # a compiled graph
               task:dict, # the task
@@ -161,8 +166,8 @@ def run_votes(app, # a compiled graph
               ledger:Optional[Ledger]=None, # what earlier attempts spent, see `run_task`
              ) -> tuple[dict, dict]:
     "The winning run's state, and the question's status, summed cost, path and `votes`."
-    stop, repeat, done, running = threading.Event(), task.get("repeat") or 0, [], {}
-    tids = [thread_id_for(task["task_id"], key, repeat, v) for v in range(n)]
+    stop, done, running = threading.Event(), [], {}
+    tids = _vote_threads(task, key, n)
     befores = [_earlier(app, t, ledger) for t in tids]
     earlier, t0 = _vote_earlier(befores), time.perf_counter()
     clock = lambda: round(earlier + time.perf_counter() - t0, 3)   # the vote's time, all attempts
@@ -236,7 +241,7 @@ def run_batch(app, # a compiled graph
     def work(task):
         record, finished = run_task(app, task, key, timeout, callbacks, durability, votes, early_stop, extra, ledger)
         if writer.write(record):
-            every = [thread_id_for(task["task_id"], key, task.get("repeat") or 0, v) for v in range(votes)]
+            every = _vote_threads(task, key, votes)
             for tid in _done_threads(record, finished, lambda t: resume_mode(app, t) != "finished", every):
                 forget(app, tid, ledger)
         return record

@@ -247,6 +247,14 @@ sys.exit(main(sys.argv[2:]))
 '''
 
 
+COUNTS = ("llm_calls", "input_tokens", "output_tokens")
+
+
+def spent(*records):
+    "The LLM calls and tokens of `records` together."
+    return [sum(r[k] for r in records) for k in COUNTS]
+
+
 def flaky_runner(tmp_path):
     "`run(out, fails, *options)`: `gaia-mas run` of one task whose expert fails `fails` times; its exit code, records."
     write_tasks(tmp_path/"metadata.jsonl", 1)
@@ -276,15 +284,14 @@ def test_retry_failed_counts_every_attempt_once(tmp_path):
     print(f"\nin one go: {whole['llm_calls']} calls; the attempts' records: {seen}")
     assert [c for c, _ in attempts] == [1, 1, 0] and [s[0] for s in seen] == ["error", "error", "ok"]
     assert 0 < first["llm_calls"] < whole["llm_calls"]
-    counts = ("llm_calls", "input_tokens", "output_tokens")
-    assert [second[k] for k in counts] == [2 * first[k] for k in counts], (first, second)   # two failed attempts alike
-    assert [third[k] for k in counts] == [second[k] + whole[k] for k in counts], (second, third, whole)
+    assert spent(second) == spent(first, first), (first, second)   # two failed attempts alike
+    assert spent(third) == spent(second, whole), (second, third, whole)
     assert third["wall_time_s"] >= second["wall_time_s"] >= first["wall_time_s"]
     assert (first.get("attempts"), second.get("attempts"), third.get("attempts")) == (1, 2, 3)
     cmd, env = newcomer_cmd(tmp_path, "report", "results.jsonl", "--json")
     report = json.loads(subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env).stdout)
     assert (report["llm_calls"], report["tokens"]["input"], report["tokens"]["output"], report["attempts"]) == \
-        (*[third[k] for k in counts], 3), report
+        (*spent(third), 3), report
     text = subprocess.run(cmd[:-1], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env).stdout
     assert f"LLM calls: {third['llm_calls']}" in text and "Attempts: 3 for 1 run" in text, text
 
@@ -301,8 +308,7 @@ def test_a_retry_killed_after_the_drop_loses_nothing(tmp_path):
     print(f"\nfailed: {failed['llm_calls']} calls; killed after the drop ({killed}, {len(left)} records left); "
           f"then: {answered['status']}, {answered['llm_calls']} calls, attempts {answered.get('attempts')}")
     assert (failed["status"], killed, left, code, answered["status"]) == ("error", -signal.SIGKILL, [], 0, "ok")
-    counts = ("llm_calls", "input_tokens", "output_tokens")
-    assert [answered[k] for k in counts] == [failed[k] + whole[k] for k in counts], (failed, answered, whole)
+    assert spent(answered) == spent(failed, whole), (failed, answered, whole)
     assert answered["attempts"] == 2 and answered["wall_time_s"] >= failed["wall_time_s"]
 
 
@@ -318,8 +324,7 @@ def test_retry_failed_answers_a_failed_vote(tmp_path):
     print(f"\nvote in one go: {whole['llm_calls']} calls; failed vote: {failed['llm_calls']}; "
           f"retried: {retried['status']}, {retried['llm_calls']} calls, attempts {retried.get('attempts')}")
     assert (code, retried["status"], retried["model_answer"]) == (0, "ok", "42"), retried
-    counts = ("llm_calls", "input_tokens", "output_tokens")
-    assert [retried[k] for k in counts] == [failed[k] + whole[k] for k in counts], (failed, retried, whole)
+    assert spent(retried) == spent(failed, whole), (failed, retried, whole)
     assert retried["attempts"] == 2
 
 
@@ -335,5 +340,4 @@ def test_a_retried_vote_that_stops_early_counts_the_runs_it_skips(tmp_path):
           f"{len(retried['votes']['runs'])} runs, {retried['llm_calls']} calls; in one go: {two['llm_calls']}")
     assert (code, code2, retried["status"]) == (0, 0, "ok")
     assert (len(retried["votes"]["runs"]), len(two["votes"]["runs"]), retried["attempts"]) == (2, 2, 2)
-    counts = ("llm_calls", "input_tokens", "output_tokens")
-    assert [retried[k] for k in counts] == [failed[k] + two[k] for k in counts], (failed, retried, two)
+    assert spent(retried) == spent(failed, two), (failed, retried, two)

@@ -8,7 +8,7 @@ import contextlib, functools, hashlib, importlib.util, math, os, re, subprocess,
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 from langchain_core.embeddings import Embeddings
-from ...core.model_server import proxy_for, tls_context
+from ...core.model_server import sdk_http_client
 from ...core.settings import cache_dir, redact, reveal, settings
 
 # %% auto #0
@@ -295,12 +295,6 @@ def roles_for(model:str) -> str:
 # %% ../../../nbs/rag/kb/30a_embeddings.ipynb #9092ffe3
 def _is_openai(url:Optional[str]) -> bool: return not url or "api.openai.com" in url
 
-def _http_clients(base_url:Optional[str]) -> dict:
-    "The OpenAI SDK's HTTP clients for `base_url`, with the shared TLS context and the model servers' proxy."
-    import openai
-    net = {"verify": tls_context(), "proxy": proxy_for(base_url or "https://api.openai.com/v1")}
-    return {"http_client": openai.DefaultHttpxClient(**net), "http_async_client": openai.DefaultAsyncHttpxClient(**net)}
-
 class ServerEmbeddings(Embeddings):
     "Embeddings from an OpenAI-compatible server: plain-text inputs, query/passage roles, one clear error."
     def __init__(self, model:str, # the model name the server knows
@@ -313,7 +307,9 @@ class ServerEmbeddings(Embeddings):
         self.model, self.base_url, self.roles = model, base_url, roles_for(model)
         self._client = OpenAIEmbeddings(model=model, base_url=base_url, api_key=api_key or "not-needed",
                                         chunk_size=batch, check_embedding_ctx_length=_is_openai(base_url),
-                                        max_retries=2, timeout=timeout, openai_proxy=None, **_http_clients(base_url))
+                                        max_retries=2, timeout=timeout, openai_proxy=None,  # the proxy is on the clients
+                                        http_client=sdk_http_client(base_url),
+                                        http_async_client=sdk_http_client(base_url, asynchronous=True))
 
     def _call(self, texts:list[str], role:str) -> list[list[float]]:
         kw = {"extra_body": {"input_type": role}} if self.roles == "input_type" else {}
