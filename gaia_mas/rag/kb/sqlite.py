@@ -11,7 +11,7 @@ from fastcore.basics import patch
 from .base import Embedder, KnowledgeBase, embedding_name
 
 # %% auto #0
-__all__ = ['sqlite_where', 'SQLiteKB']
+__all__ = ['sqlite_where', 'vec0_path', 'SQLiteKB']
 
 # %% ../../../nbs/rag/kb/30b_sqlite.ipynb #b34868f6
 from ...core.stores import connect_sqlite, sqlite_module  # the project's one SQLite library and its files
@@ -53,6 +53,15 @@ def sqlite_where(conds:list[tuple[str, str, Any]], # normalised filters
             params += [_jpath(f), v]
     return "".join(" and " + s for s in sql), params
 
+# %% ../../../nbs/rag/kb/30b_sqlite.ipynb #2481f76e
+def vec0_path() -> str:
+    "The path of sqlite-vec's loadable extension (as `sqlite_vec.loadable_path()` gives it, without importing NumPy)."
+    import importlib.util, os
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("sqlite-vec is not installed: pip install sqlite-vec")
+    return os.path.normpath(os.path.join(spec.submodule_search_locations[0], "vec0"))
+
 # %% ../../../nbs/rag/kb/30b_sqlite.ipynb #e4b16391
 class SQLiteKB(KnowledgeBase):
     "A knowledge base in one SQLite file: FTS5 for BM25, sqlite-vec for vectors, JSON metadata, WAL for readers."
@@ -72,10 +81,8 @@ class SQLiteKB(KnowledgeBase):
     def db(self):
         "This thread's connection (WAL, 30 s busy timeout, sqlite-vec loaded)."
         if getattr(self._local, "db", None) is None:
-            import importlib.util, os  # sqlite-vec's extension by its path: its package would import NumPy (0.1-0.2 s)
-            vec0 = os.path.join(importlib.util.find_spec("sqlite_vec").submodule_search_locations[0], "vec0")
             db = connect_sqlite(self.path, isolation_level=None, check_same_thread=False)
-            db.enable_load_extension(True); db.load_extension(vec0); db.enable_load_extension(False)
+            db.enable_load_extension(True); db.load_extension(vec0_path()); db.enable_load_extension(False)
             if db.execute("pragma journal_mode").fetchone()[0] != "wal": db.execute("pragma journal_mode=wal")
             db.execute("pragma synchronous=normal")
             self._local.db = db
@@ -370,14 +377,14 @@ def _write_cache(self:SQLiteKB, model:str, vectors:dict) -> None:
 # %% ../../../nbs/rag/kb/30b_sqlite.ipynb #72360dd8
 @patch
 def _index_bytes(self:SQLiteKB) -> dict[str, int]:
-    "The bytes of the stored text, the keyword index, the vectors and the embedding cache."
+    "The bytes of the stored text, the keyword index, the vectors (float32: 4 bytes a dimension) and the embedding cache."
     one = lambda sql: self.db.execute(sql).fetchone()[0]
     fts = ("select coalesce(sum(length(block)), 0) from chunks_fts_data",
            "select coalesce(sum(length(c0) + length(c1) + length(c2)), 0) from chunks_fts_content")
     vec = self._has_table("chunks_vec")
     return {"text": one("select coalesce(sum(length(text) + length(metadata)), 0) from chunks"),
             "keyword": one(fts[0]) + one(fts[1]),
-            "vector": one("select coalesce(sum(length(vectors)), 0) from chunks_vec_vector_chunks00") if vec else 0,
+            "vector": one("select count(*) from chunks_vec") * 4 * int(self.info("embedding_dim") or 0) if vec else 0,
             "embedding_cache": one("select coalesce(sum(length(vector)), 0) from embed_cache")}
 
 # %% ../../../nbs/rag/kb/30b_sqlite.ipynb #83bddafe
