@@ -44,7 +44,7 @@ class BudgetOptions:
         if self.budget not in BUDGET_NAMES:
             raise ValueError(f"unknown budget {self.budget!r}: choose {', '.join(BUDGET_NAMES)}")
         if self.timeout is not None and self.timeout <= 0:
-            raise ValueError(f"the timeout must be a positive number of seconds, not {self.timeout:g}")
+            raise ValueError(f"--timeout must be a positive number of seconds, not {self.timeout:g}")
 
 # %% ../../nbs/core/01a_options.ipynb #29f20863
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ class RunOptions:
         object.__setattr__(self, "out", Path(self.out))
         for name in ("repeats", "votes", "concurrency", "limit"):
             if (v := getattr(self, name)) is not None and v < 1:
-                raise ValueError(f"{name} (--{name}) must be at least 1, not {v}")
+                raise ValueError(f"--{name} must be at least 1, not {v}")
 
 # %% ../../nbs/core/01a_options.ipynb #a4be2c60
 @dataclass(frozen=True)

@@ -479,7 +479,7 @@ def _sessions_parsers(rag) -> None:
 # %% ../../nbs/rag/38_cli.ipynb #5fd46f5f
 def add_rag_parsers(sub) -> None:
     "Add `rag ingest|embed|rm|search|stats|ask|sessions|eval` and `serve` to the subparsers `sub`."
-    from gaia_mas.core.settings import add_model_options
+    from gaia_mas.core.options_cli import add_model_options
     rag = sub.add_parser("rag", help="the document knowledge base and its question answering")
     rag = rag.add_subparsers(dest="rag_command", required=True)
     _ingest_parsers(rag); _query_parsers(rag); _ask_parser(rag, add_model_options); _sessions_parsers(rag)

@@ -146,11 +146,11 @@ def judge_budget(name:str="auto", # "auto", "local" or "hosted"
                  model:Optional[str]=None, # the model; None: the one the server lists first
                  provider:str="openai", # the provider; "scripted" is the dry run
                 ) -> BudgetChoice:
-    "The budget `name` stands for, and why; `auto` judges by the model's size, from its server or its name."
+    "The budget `name` stands for (hosted for the dry run), and why; `auto` judges by the model's size."
     from gaia_mas.core.settings import redact
     if name not in ("auto", *BUDGETS): raise ValueError(f"unknown budget {name!r}: choose auto, {', '.join(BUDGETS)}")
-    if name != "auto": return BudgetChoice(BUDGETS[name], f"budget {name}, as asked")
     if provider == "scripted": return BudgetChoice(BUDGETS["hosted"], "budget hosted: the scripted dry run")
+    if name != "auto": return BudgetChoice(BUDGETS[name], f"budget {name}, as asked")
     if base_url is None:
         return BudgetChoice(BUDGETS["hosted"], f"budget hosted: {model or 'the model'} runs on {provider}'s service")
     from gaia_mas.core.model_server import model_size
