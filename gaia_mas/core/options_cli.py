@@ -6,11 +6,11 @@
 from __future__ import annotations
 import argparse
 from pathlib import Path
-from .options import ModelOptions, SessionOptions
+from .options import ModelOptions, RagOptions, SessionOptions
 from .settings import cache_dir, settings
 
 # %% auto #0
-__all__ = ['add_model_options', 'model_options', 'session_options']
+__all__ = ['add_model_options', 'model_options', 'session_options', 'rag_options']
 
 # %% ../../nbs/core/01b_options_cli.ipynb #492a806d
 def add_model_options(p:argparse.ArgumentParser) -> None:
@@ -55,3 +55,10 @@ def session_options(args:argparse.Namespace, # what a command line parsed, see `
     return SessionOptions(cache_dir=getattr(args, "cache_dir", None), memory=bool(getattr(args, "memory", False)),
                           trace=bool(getattr(args, "trace", False)), verbose=bool(getattr(args, "verbose", False)),
                           require_sandbox=bool(getattr(args, "require_sandbox", False)))
+
+def rag_options(args:argparse.Namespace, # what a `rag` command or `serve` parsed
+               ) -> RagOptions:
+    "The RAG options of a command's flags: the knowledge base, its embedder, the sessions and their limits."
+    get = lambda k, d=None: d if getattr(args, k, None) is None else getattr(args, k)
+    return RagOptions(kb=get("kb"), embeddings=get("embeddings"), embeddings_url=get("embeddings_url"),
+                      sessions=get("sessions"), history_tokens=get("history_tokens", 2000), session_ttl=get("session_ttl"))

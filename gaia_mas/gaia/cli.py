@@ -15,9 +15,9 @@ from .runs.session import plan
 if TYPE_CHECKING: from gaia_mas.gaia.runs.session import Plan
 
 # %% auto #0
-__all__ = ['REQUIRE_SANDBOX_HELP', 'tool_calls', 'cmd_ask', 'cmd_run', 'gold_of_results', 'cmd_score', 'cmd_report',
-           'add_report_parser', 'cmd_course_fetch', 'cmd_course_submit', 'add_budget_option', 'budget_options',
-           'run_options', 'plan_of', 'add_gaia_parsers']
+__all__ = ['REQUIRE_SANDBOX_HELP', 'tool_calls', 'cmd_ask', 'cmd_run', 'cmd_score', 'cmd_report', 'add_report_parser',
+           'cmd_course_fetch', 'cmd_course_submit', 'add_budget_option', 'budget_options', 'run_options', 'plan_of',
+           'add_gaia_parsers']
 
 # %% ../../nbs/gaia/28_cli.ipynb #05c127d7
 def tool_calls(state:dict, # a question's final state
@@ -95,17 +95,10 @@ def cmd_run(args:argparse.Namespace) -> int:
           f"and the log {log_file}", file=sys.stderr)
     return 1
 
-# %% ../../nbs/gaia/28_cli.ipynb #7629a70c
-def gold_of_results(records:list[dict], # result records that may carry their gold answers
-                   ) -> list[dict]:
-    "The records that carry a gold answer, as tasks for `score_results`."
-    from gaia_mas.gaia.runs.scoring import golds_of
-    return [{"task_id": t, **g} for t, g in golds_of(records).items() if isinstance(t, str) and g["gold"] is not None]
-
 # %% ../../nbs/gaia/28_cli.ipynb #d599454d
 def cmd_score(args:argparse.Namespace) -> int:
     "Print the official score of a results file."
-    from gaia_mas.gaia.runs.report import format_score, results_of, score_results
+    from gaia_mas.gaia.runs.report import format_score, gold_of_results, results_of, score_results
     from gaia_mas.gaia.runs.tasks import load_tasks
     results = results_of(args.results)
     golds = load_tasks(args.gold) if args.gold else gold_of_results(results)

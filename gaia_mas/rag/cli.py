@@ -292,15 +292,16 @@ def print_answer(r:dict) -> None:
     print(f"\n{printable(how)}, {md['total_time']:.2f}s{cut}")
 
 # %% ../../nbs/rag/38_cli.ipynb #01eb7fdf
-async def _ask_once(args, opts:dict) -> dict:
+async def _ask_once(args:argparse.Namespace) -> dict:
     "One question: the knowledge base checked, the session `ask_session` chooses, the workflow run."
     from gaia_mas.rag.workflows.system import make_rag_system, open_sessions
-    kb = open_kb_for(opts)
+    from gaia_mas.core.options_cli import model_options, rag_options
+    kb = open_kb_for(vars(args))
     try:
         if note := empty_kb_note(kb): raise ValueError(note)
         sid, store = ask_session(args)
         async with open_sessions(store) as saver:
-            system = make_rag_system(checkpointer=saver, knowledge_base=kb, **opts)
+            system = make_rag_system(model_options(args), rag_options(args), checkpointer=saver, knowledge_base=kb)
             return await system.aask(args.question, sid, args.pattern or "auto")
     finally: kb.close()
 
@@ -308,7 +309,7 @@ async def _ask_once(args, opts:dict) -> dict:
 def cmd_rag_ask(args) -> int:
     "`gaia-mas rag ask`: answer one question; 0 answered, 1 the run ended in an error, 2 bad input or setup."
     from gaia_mas.core.llm import MissingAPIKeyError
-    try: r = run_sync(_ask_once(args, dict(vars(args))))
+    try: r = run_sync(_ask_once(args))
     except MissingAPIKeyError as e:
         print(f"gaia-mas rag ask: {printable(redact(e))} (or use --provider scripted for a dry run)", file=sys.stderr)
         return 2
