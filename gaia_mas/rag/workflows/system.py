@@ -56,21 +56,21 @@ def rag_llms(m:ModelOptions, # the model options
 _MODEL_FIELDS = {f.name for f in dataclasses.fields(ModelOptions)}
 _RAG_FIELDS = {f.name for f in dataclasses.fields(RagOptions)}
 
-def _typed(model:Optional[ModelOptions], rag:Optional[RagOptions], kw:dict) -> tuple[ModelOptions, RagOptions]:
+def _typed(options:Optional[ModelOptions], rag:Optional[RagOptions], kw:dict) -> tuple[ModelOptions, RagOptions]:
     "The model and RAG options with the fields `kw` gives over them; TypeError naming a field neither has."
     if bad := sorted(set(kw) - _MODEL_FIELDS - _RAG_FIELDS):
         raise TypeError(f"make_rag_system() got unknown options {', '.join(bad)}: see ModelOptions and RagOptions")
     kw = {k: v for k, v in kw.items() if v is not None}
-    m = dataclasses.replace(model or ModelOptions(provider="scripted"), **{k: v for k, v in kw.items() if k in _MODEL_FIELDS})
+    m = dataclasses.replace(options or ModelOptions(provider="scripted"), **{k: v for k, v in kw.items() if k in _MODEL_FIELDS})
     return m, dataclasses.replace(rag or RagOptions(), **{k: v for k, v in kw.items() if k in _RAG_FIELDS})
 
-def make_rag_system(model:Optional[ModelOptions]=None, # the models; the scripted dry run if None
+def make_rag_system(options:Optional[ModelOptions]=None, # the models; the scripted dry run if None
                     rag:Optional[RagOptions]=None, # the knowledge base, its embedder and the sessions' limits
                     tools:Optional[Sequence]=None, # retrieval tools; made on the knowledge base if None
                     checkpointer:Any=None, # the sessions' store; in memory if None
                     limits:Optional[Limits]=None, # time limits
                     knowledge_base:Any=None, # an open knowledge base; the one the options name if None
-                    **kw, # fields of ModelOptions or RagOptions over `model` and `rag`: provider, model, latency, kb ...
+                    **kw, # fields of ModelOptions or RagOptions over `options` and `rag`: provider, model, latency, kb ...
                    ) -> RagSystem:
     """A `RagSystem` from the options: models, knowledge base, tools and sessions.
 
@@ -83,7 +83,7 @@ def make_rag_system(model:Optional[ModelOptions]=None, # the models; the scripte
     """
     from gaia_mas.rag.workflows.sessions import BoundedRagSystem
     from gaia_mas.rag.kb.tools import make_rag_tools
-    m, r = _typed(model, rag, kw)
+    m, r = _typed(options, rag, kw)
     llm = rag_llms(m)
     if tools is None:
         knowledge_base = knowledge_base if knowledge_base is not None else open_kb_for(dataclasses.asdict(r))
