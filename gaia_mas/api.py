@@ -134,7 +134,7 @@ class Score:
 
 def _golds(gold:Union[PathLike, Sequence[dict], None], results:list[dict]) -> list[dict]:
     "The tasks with gold answers: of a task file, of task dicts, or carried by the records."
-    from gaia_mas.gaia.runs.report import gold_of_results
+    from gaia_mas.gaia.runs.scoring import gold_of_results
     from gaia_mas.gaia.runs.runner import select
     golds = gold_of_results(results) if gold is None else select(gold)
     if not any(t.get("gold") is not None for t in golds):

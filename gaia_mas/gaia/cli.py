@@ -98,7 +98,8 @@ def cmd_run(args:argparse.Namespace) -> int:
 # %% ../../nbs/gaia/28_cli.ipynb #d599454d
 def cmd_score(args:argparse.Namespace) -> int:
     "Print the official score of a results file."
-    from gaia_mas.gaia.runs.report import format_score, gold_of_results, results_of, score_results
+    from gaia_mas.gaia.runs.report import format_score, results_of, score_results
+    from gaia_mas.gaia.runs.scoring import gold_of_results
     from gaia_mas.gaia.runs.tasks import load_tasks
     results = results_of(args.results)
     golds = load_tasks(args.gold) if args.gold else gold_of_results(results)

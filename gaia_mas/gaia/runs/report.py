@@ -18,7 +18,7 @@ from .votes import vote_figures, vote_key
 __all__ = ['PRICES', 'price_of', 'load_prices', 'run_row', 'paths_from_logs', 'agreement', 'question_row', 'run_agreement',
            'percentile', 'build_report', 'score_view', 'format_report', 'compare', 'format_compare', 'level_bars',
            'cost_accuracy_chart', 'question_table', 'compare_table', 'report_html', 'short_names', 'results_of',
-           'gold_of_results', 'score_results', 'format_score']
+           'score_results', 'format_score']
 
 # %% ../../../nbs/gaia/runs/25a_report.ipynb #ca4dda7f
 PRICES = {  # USD per million tokens: (input, output)
@@ -459,13 +459,6 @@ def results_of(path:str|Path, # a results file
         raise ValueError(f"{path} holds no results (it is empty): answer tasks into it first, "
                          f"e.g. gaia-mas run metadata.jsonl --out {path}")
     return records
-
-# %% ../../../nbs/gaia/runs/25a_report.ipynb #7629a70c
-def gold_of_results(records:list[dict], # result records that may carry their gold answers
-                   ) -> list[dict]:
-    "The records that carry a gold answer, as tasks for `score_results`."
-    from gaia_mas.gaia.runs.scoring import golds_of
-    return [{"task_id": t, **g} for t, g in golds_of(records).items() if isinstance(t, str) and g["gold"] is not None]
 
 # %% ../../../nbs/gaia/runs/25a_report.ipynb #e1dfe45c
 def score_results(results:list[dict], # result records, from `read_results`
