@@ -126,9 +126,9 @@ def model_size(base_url:Optional[str], # the model server; None: the provider's 
               ) -> ModelSize:
     "The served model's size: the server's `meta.n_params` (llama.cpp), else the size its name states."
     listed = served_models(base_url, timeout) if base_url else []
-    first = {} if model or not listed else listed[0]  # a model asked for by name is sized by its own entry only
-    entry = next((m for m in listed if model in (m["id"], _short(m["id"]))), first)
-    name = model or (_short(entry["id"]) if entry else "")
+    only = listed[0] if len(listed) == 1 or (listed and not model) else {}  # a one-model server answers any name with it
+    entry = next((m for m in listed if model in (m["id"], _short(m["id"]))), only)
+    name = _short(entry["id"]) if entry else model or ""
     n = (entry.get("meta") or {}).get("n_params") if isinstance(entry.get("meta"), dict) else None
     if isinstance(n, (int, float)) and not isinstance(n, bool) and n > 0: return ModelSize(name, float(n), "server metadata")
     if (n := params_in_name(name)) is not None: return ModelSize(name, n, "model name")
