@@ -60,8 +60,7 @@ def build_graph(provider:str="scripted", # "scripted" for the scripted model, or
         return build_app(configs, "scripted", latency=demo_latency, responder=demo_responder(demo_answer))[0]
     from gaia_mas.core.options import ModelOptions
     from gaia_mas.gaia.runs.session import plan
-    p = plan(ModelOptions(provider, model or None, base_url or None))   # the budget, judged by the model
-    log.info("app: %s", p.reason)
+    p = plan(ModelOptions(provider, model or None, base_url or None))   # the budget, judged by the model (and logged)
     configs = agent_configs(provider, p.model.model or model, base_url, p.budget, retry_limits=retry_limits)
     llm_factory(configs["planner"])   # a missing key stops here, before a browser starts
     if p.budget.browser: shared_browser(notice or log.warning)
