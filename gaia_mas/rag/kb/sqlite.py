@@ -251,6 +251,17 @@ def _sources(self:SQLiteKB, ids:Sequence[int]) -> dict[int, str]:
     source = self._known("source_of", lambda: dict(self.db.execute("select id, source from chunks")))
     return {i: source[i] for i in ids if i in source}
 
+# %% ../../../nbs/rag/kb/30b_sqlite.ipynb #4b689a6d
+@patch
+def _chunks_key(self:SQLiteKB) -> tuple:
+    "The write counter with the chunks' count and highest id: it moves with every write, and differs between files."
+    return self._known("chunks_key", lambda: (self._version(), *self.db.execute(
+        "select count(*), coalesce(max(id), 0) from chunks").fetchone()))
+
+@patch
+def _chunk_versions(self:SQLiteKB) -> list[tuple[int, str]]:
+    return self.db.execute("select c.id, d.hash from chunks c join documents d on d.source = c.source").fetchall()
+
 # %% ../../../nbs/rag/kb/30b_sqlite.ipynb #dac8a28b
 @patch
 def cited(self:SQLiteKB, citation:str, limit:int=200) -> list[tuple[str, dict]]:
