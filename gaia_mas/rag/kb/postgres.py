@@ -282,7 +282,7 @@ def cited(self:PostgresKB, citation:str, limit:int=200) -> list[tuple[str, dict]
                                        (citation, limit))]
 
 # %% ../../../nbs/rag/kb/30c_postgres.ipynb #abdf68d1
-# keyword search on a large table ranks only the chunks holding a term found in under COMMON_TERM of them
+# the full-text ranking on a large table ranks only the chunks holding a term in under COMMON_TERM of them
 COMMON_TERM, PRUNE_MIN_CHUNKS = 0.05, 20_000
 
 @patch
