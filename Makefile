@@ -89,6 +89,7 @@ bench: check-venv  ## the benchmarks in bench/ (about an hour; each one also run
 	$(BIN)/python bench/rag_real_corpus.py
 	$(BIN)/python bench/rag_fusion.py
 	$(BIN)/python bench/rag_reworded.py
+	$(BIN)/python bench/rag_keyword.py
 	$(BIN)/python bench/rag_openai.py
 	$(BIN)/python bench/rag_burst.py
 	$(BIN)/python bench/rag_burst_model.py
