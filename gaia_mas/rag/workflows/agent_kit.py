@@ -6,11 +6,11 @@
 from __future__ import annotations
 import asyncio, json, logging, re
 from typing import Any, Optional, Sequence
-from ...core.formats import json_schema_format
-from ...core.llm import is_server_chat, validate_or_repair
+from ...core.llm import is_server_chat, validate_or_repair, with_format
 from ...core.schema import validate_llm_response
 from ...core.utils import call_timeout, load_prompt_from_file, prompts_dir
 from ..kb.ingest import trim_lines
+from .grounding import for_question
 
 log = logging.getLogger(__name__)
 
@@ -20,8 +20,10 @@ __all__ = ['log', 'rag_prompt', 'request', 'request_sections', 'passages', 'as_c
 
 # %% ../../../nbs/rag/workflows/33b_agent_kit.ipynb #fe0573ea
 def rag_prompt(name:str, # a file in prompts/rag/ without its .txt, e.g. "research"
+               small:bool=False, # a small model's version, from prompts/rag_small/, when there is one
               ) -> str:
     "The system prompt `name` of the RAG agents."
+    if small and (f := prompts_dir("rag_small")/f"{name}.txt").is_file(): return load_prompt_from_file(f)
     return load_prompt_from_file(prompts_dir("rag")/f"{name}.txt")
 
 # %% ../../../nbs/rag/workflows/33b_agent_kit.ipynb #4c6adbf5
@@ -84,7 +86,7 @@ def cited(text:str, # an answer or a context string
 def _json_bound(llm, schema:dict, component:str):
     "A server model asked for `schema` through the response format its server accepts (negotiated once per server)."
     if not is_server_chat(llm): return llm  # scripted and other models: the prompt asks for the JSON
-    return llm.bind(response_format=json_schema_format(schema, component))
+    return with_format(llm, schema, component)  # fitted to its max_tokens when it does not repair cut replies
 
 # %% ../../../nbs/rag/workflows/33b_agent_kit.ipynb #d9e8cd5e
 async def ajson(llm, # the agent's chat model
@@ -135,12 +137,14 @@ async def search(tool, # a LangChain tool
 # %% ../../../nbs/rag/workflows/33b_agent_kit.ipynb #0aae4368
 async def search_with_fallback(tools:dict, # tool name -> tool
                                names:Sequence[str], # tools to try, in order
-                               query:str, k:int=5, **extra,
+                               query:str, k:int=5,
+                               question:Optional[str]=None, # the user's question: code is left out for a prose one
+                               **extra,
                               ) -> tuple[list[dict], Optional[str], list[str]]:
     "(passages, the tool that answered, errors of the tools that failed) for `query`."
-    errors = []
+    errors, more = [], 0 if question is None else 3  # a few more hits, for the code passages that are left out
     for name in names:
         if name not in tools: continue
-        try: return await search(tools[name], query, k, **extra), name, errors
+        try: return for_question(await search(tools[name], query, k + more, **extra), question)[:k], name, errors
         except Exception as e: errors.append(f"{name}: {type(e).__name__}: {e}")
     return [], None, errors or [f"none of {list(names)} is available"]

@@ -4,7 +4,7 @@
 
 # %% ../../../nbs/rag/workflows/37_system.ipynb #8057fc1f
 from __future__ import annotations
-import asyncio, contextlib, functools, json, logging, re, time
+import asyncio, contextlib, dataclasses, functools, json, logging, re, time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator, Optional, Sequence
@@ -14,6 +14,7 @@ from ...core.stores import async_sqlite_checkpointer, checkpoint_serde, connect_
 from ...core.utils import deadline_scope, run_sync
 from .answering import ANSWER_NODES, AnswerTokens, RagSystem, make_response, salvage  # its parts, here too
 from ..kb.options import open_kb_for
+from .grounding import SMALL_MAX_TOKENS, small_model
 from .rules import PATTERNS, check_request
 from .state import Limits, create_initial_state
 from .patterns import aselect_pattern, build_workflow, model_for
@@ -32,12 +33,12 @@ AGENT_ROLES = ("research", "analysis", "synthesis", "evaluator", "structured_rag
 MAX_TOKENS = {"research": 256, "analysis": 512, "synthesis": 512, "evaluator": 384, "structured_rag": 512,
               "agentic_rag": 512, "supervisor": 384, "workers": 384, "selector": 128}  # per reply: bounds each call
 
-def _agent_config(opts:dict, role:str):
+def _agent_config(opts:dict, role:str, max_tokens:int):
     "The LLM layer's configuration of one RAG agent."
     from gaia_mas.core.schema import AgentConfig
     return AgentConfig(name=f"rag_{role}", provider=opts["provider"], model=opts.get("model") or "gpt-4o-mini",
                        temperature=0.0, output_schema={}, system_prompt="", base_url=opts.get("base_url"),
-                       max_tokens=MAX_TOKENS[role])
+                       max_tokens=max_tokens)
 
 def rag_llms(opts:dict, # the model options: provider, model, base_url, llm_timeout, max_retries, rps, latency
             ) -> Any:
@@ -48,7 +49,10 @@ def rag_llms(opts:dict, # the model options: provider, model, base_url, llm_time
         from gaia_mas.rag.workflows.scripted import scripted_rag_llm
         return scripted_rag_llm(opts.get("latency") or 0.0, limiter)
     kw = dict(timeout=opts.get("llm_timeout") or 120, max_retries=opts.get("max_retries", 6), rate_limiter=limiter)
-    return {role: llm_factory(_agent_config(opts, role), None, **kw) for role in AGENT_ROLES}
+    small = small_model(opts)  # shorter replies, each fitted to end within its limit rather than repaired
+    if small and opts["provider"] == "openai": kw["repair_cut"] = False
+    tokens = SMALL_MAX_TOKENS if small else MAX_TOKENS
+    return {role: llm_factory(_agent_config(opts, role, tokens[role]), None, **kw) for role in AGENT_ROLES}
 
 # %% ../../../nbs/rag/workflows/37_system.ipynb #c719c786
 def make_rag_system(args:Any=None, # an argparse Namespace with the model options (and `kb`), or None
@@ -70,11 +74,14 @@ def make_rag_system(args:Any=None, # an argparse Namespace with the model option
     from gaia_mas.rag.workflows.sessions import BoundedRagSystem
     from gaia_mas.rag.kb.tools import make_rag_tools
     opts = {k: v for k, v in {**(vars(args) if args is not None else {}), **kw}.items() if v is not None}
+    opts["small_model"] = small_model(opts)  # decided once: the models' token limits and the workflows' path
     llm = rag_llms(opts)
     if tools is None:
         knowledge_base = knowledge_base if knowledge_base is not None else open_kb_for(opts)
         tools = make_rag_tools(knowledge_base, llm=model_for(llm, "analysis"))
-    system = BoundedRagSystem(llm, tools, checkpointer, limits or Limits(),
+    lim = limits or Limits()
+    if opts["small_model"] and not lim.small_model: lim = dataclasses.replace(lim, small_model=True)
+    system = BoundedRagSystem(llm, tools, checkpointer, lim,
                               history_tokens=int(opts.get("history_tokens", 2000)),
                               session_ttl=opts.get("session_ttl") or None)
     system.kb, system.provider = knowledge_base, opts.get("provider", "scripted")
