@@ -17,10 +17,11 @@ from .grounding import (SMALL_PASSAGE_CHARS, clip_context, degenerate, extractiv
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'RESEARCH_SCHEMA', 'ANALYSIS_SCHEMA', 'Score', 'SYNTHESIS_SCHEMA', 'CRITERIA', 'EVALUATOR_SCHEMA', 'WORKERS',
-           'DEFAULT_WORKERS', 'PLAN_SCHEMA', 'COMBINE_SCHEMA', 'SMALL_WORKERS', 'SEARCH_ORDER', 'WORKER_SCHEMA',
-           'ANSWER_SCHEMA', 'ResearchAgent', 'AnalysisAgent', 'SynthesisAgent', 'EvaluatorAgent', 'SupervisorAgent',
-           'Worker', 'StructuredRag', 'AgenticRag', 'read_sections', 'plan_filters', 'history_lines', 'sane_plan',
+__all__ = ['log', 'RESEARCH_SCHEMA', 'ANALYSIS_SCHEMA', 'Score', 'SYNTHESIS_SCHEMA', 'SMALL_SYNTHESIS_SCHEMA', 'CRITERIA',
+           'EVALUATOR_SCHEMA', 'WORKERS', 'DEFAULT_WORKERS', 'PLAN_SCHEMA', 'COMBINE_SCHEMA', 'SMALL_WORKERS',
+           'SEARCH_ORDER', 'WORKER_SCHEMA', 'SMALL_WORKER_SCHEMA', 'ANSWER_SCHEMA', 'SMALL_ANSWER_SCHEMA',
+           'ResearchAgent', 'AnalysisAgent', 'SynthesisAgent', 'EvaluatorAgent', 'SupervisorAgent', 'Worker',
+           'StructuredRag', 'AgenticRag', 'read_sections', 'plan_filters', 'history_lines', 'sane_plan',
            'research_plan', 'research_searches', 'unique_passages', 'research_agent', 'standalone_question', 'condense',
            'analysis_agent', 'keep_citations', 'synthesis_agent', 'CandidateScores', 'heuristic_scores', 'model_scores',
            'evaluator_agent', 'WorkerTask', 'worker_key', 'tidy_answer', 'supervisor_agent', 'worker_agent',
@@ -192,6 +193,7 @@ def analysis_agent(llm, # the analysis agent's model
 # %% ../../../nbs/rag/workflows/34_agents.ipynb #1cec26fe
 Score = Annotated[float, Range(0, 1)]
 SYNTHESIS_SCHEMA = {"final_answer": str, "confidence": Score, "citations": list[str]}
+SMALL_SYNTHESIS_SCHEMA = {"final_answer": str}  # a small model writes the answer only: its citations are its markers
 
 # %% ../../../nbs/rag/workflows/34_agents.ipynb #0764c906
 def keep_citations(answer:str, claimed:Sequence[str], context:Sequence[str]) -> list[str]:
@@ -212,10 +214,11 @@ def synthesis_agent(llm, # the synthesis agent's model
         q = inp.get("standalone_question") or inp["question"]
         msg = request(question=q, analyzed_information=None if small else inp.get("analyzed_info") or "",
                       documents=clip_context(ctx, SMALL_PASSAGE_CHARS if small else None))
-        out = await ajson(llm, [SystemMessage(sys), HumanMessage(msg)], SYNTHESIS_SCHEMA, "synthesis", limit)
-        answer = grounded(out["final_answer"], q, ctx, sys)
-        return {"final_answer": answer, "confidence": round(out["confidence"], 3),
-                "citations": keep_citations(answer, out["citations"], ctx),
+        out = await ajson(llm, [SystemMessage(sys), HumanMessage(msg)], SMALL_SYNTHESIS_SCHEMA if small else SYNTHESIS_SCHEMA,
+                          "synthesis", limit)
+        answer = grounded(out["final_answer"], q, ctx, sys, small)
+        return {"final_answer": answer, "confidence": round(out.get("confidence", 0.5), 3),
+                "citations": keep_citations(answer, out.get("citations", []), ctx),
                 "metadata": {"synthesis_time": round(time.monotonic() - t0, 3), "answer_length": len(answer)}}
     return synthesis
 
@@ -334,7 +337,7 @@ def _small_plan(q:str) -> dict:
 def _small_combine(q:str, ok:dict, ctx:list, missing:list) -> dict:
     "A small model's combination, made with no call: the explanation (else the passages' own sentences)."
     said = next((r["result"] for w, r in ok.items() if w != "retrieval_worker"), "")
-    answer = grounded(said, q, ctx)
+    answer = grounded(said, q, ctx, strict=True)
     return {"combined_result": "\n\n".join(f"{WORKERS.get(w, w)}: {r['result']}" for w, r in ok.items()),
             "final_answer": answer, "missing": missing, "citations": keep_citations(answer, [], ctx)}
 
@@ -375,6 +378,7 @@ def supervisor_agent(llm, # the supervisor's model
 # %% ../../../nbs/rag/workflows/34_agents.ipynb #677260d9
 SEARCH_ORDER = ("hybrid_search_tool", "retrieve_tool", "keyword_search_tool")
 WORKER_SCHEMA = {"result": str, "citations": list[str]}
+SMALL_WORKER_SCHEMA = {"result": str}
 
 def worker_agent(name:str, # a key of `WORKERS`
                  llm, # the worker's model (unused by the retrieval worker)
@@ -395,20 +399,22 @@ def worker_agent(name:str, # a key of `WORKERS`
         if sys is None: return {"result": "\n".join(ctx), "citations": [p["citation"] for p in ps], "context": ctx}
         msg = request(question=inp["question"], task=inp.get("task"),
                       documents=clip_context(ctx, SMALL_PASSAGE_CHARS if small else None))
-        out = await ajson(llm, [SystemMessage(sys), HumanMessage(msg)], WORKER_SCHEMA, name, limit)
-        result = grounded(out["result"], inp.get("task") or inp["question"], ctx, sys)
-        return {"result": result, "citations": keep_citations(result, out["citations"], ctx), "context": ctx}
+        out = await ajson(llm, [SystemMessage(sys), HumanMessage(msg)], SMALL_WORKER_SCHEMA if small else WORKER_SCHEMA,
+                          name, limit)
+        result = grounded(out["result"], inp.get("task") or inp["question"], ctx, sys, small)
+        return {"result": result, "citations": keep_citations(result, out.get("citations", []), ctx), "context": ctx}
     return work
 
 # %% ../../../nbs/rag/workflows/34_agents.ipynb #cd821225
 ANSWER_SCHEMA = {"answer": str, "citations": list[str]}
+SMALL_ANSWER_SCHEMA = {"answer": str}
 
 def structured_rag_branch(llm, # the branch's model
                           tools:Sequence, # retrieval tools
                           prompt:Optional[str]=None, # system prompt; prompts/rag/structured_rag.txt if None
                           k:int=5, # hits it retrieves
                           limit:float=60, # seconds per LLM call
-                          small:bool=False, # a small model: its own prompt, passages cut short, theirs the answer if the call fails
+                          small:bool=False, # a small model: own prompt, short passages, theirs the answer if the call fails
                          ) -> Callable:
     "An async branch: hybrid retrieval, then one generation call."
     by_name, sys = {t.name: t for t in tools}, prompt or rag_prompt("structured_rag", small)
@@ -419,12 +425,13 @@ def structured_rag_branch(llm, # the branch's model
         ctx = as_context(ps)
         msgs = [SystemMessage(sys),
                 HumanMessage(request(question=q, documents=clip_context(ctx, SMALL_PASSAGE_CHARS if small else None)))]
-        try: out = await ajson(llm, msgs, ANSWER_SCHEMA, "structured_rag", limit)
+        try: out = await ajson(llm, msgs, SMALL_ANSWER_SCHEMA if small else ANSWER_SCHEMA, "structured_rag", limit)
         except Exception as e:
             if not small: raise
-            log.warning("structured_rag: %s: %s; the passages answer", type(e).__name__, e); out = {"answer": "", "citations": []}
-        answer = grounded(out["answer"], q, ctx, sys)
-        return {"answer": answer, "citations": keep_citations(answer, out["citations"], ctx), "context": ctx}
+            log.warning("structured_rag: %s: %s; the passages answer", type(e).__name__, e)
+            out = {"answer": ""}
+        answer = grounded(out["answer"], q, ctx, sys, small)
+        return {"answer": answer, "citations": keep_citations(answer, out.get("citations", []), ctx), "context": ctx}
     return structured
 
 # %% ../../../nbs/rag/workflows/34_agents.ipynb #22c99a8e

@@ -10,7 +10,7 @@ from typing import Optional, Sequence
 # %% auto #0
 __all__ = ['SMALL_B', 'SMALL_MAX_TOKENS', 'SMALL_PASSAGE_CHARS', 'EXTRACTIVE_LABEL', 'NO_PASSAGES', 'size_in_billions',
            'small_model', 'degenerate', 'content_words', 'own_question', 'is_code', 'wants_code', 'for_question',
-           'extractive_answer', 'grounded', 'clip_context']
+           'extractive_answer', 'unsupported', 'grounded', 'clip_context']
 
 # %% ../../../nbs/rag/workflows/33c_grounding.ipynb #c8b96ce8
 _SIZE = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)([mb])(?![a-z0-9])", re.I)
@@ -39,8 +39,8 @@ def small_model(opts:dict, # the model options: small_model, provider, model, ba
     return size is not None and size <= SMALL_B
 
 # %% ../../../nbs/rag/workflows/33c_grounding.ipynb #b2b73b11
-SMALL_MAX_TOKENS = {"research": 96, "analysis": 192, "synthesis": 192, "evaluator": 160, "structured_rag": 192,
-                    "agentic_rag": 192, "supervisor": 128, "workers": 192, "selector": 64}  # per reply, small models
+SMALL_MAX_TOKENS = {"research": 128, "analysis": 256, "synthesis": 256, "evaluator": 160, "structured_rag": 256,
+                    "agentic_rag": 256, "supervisor": 128, "workers": 256, "selector": 64}  # per reply, small models
 SMALL_PASSAGE_CHARS = 700  # characters of each passage a small model reads
 
 # %% ../../../nbs/rag/workflows/33c_grounding.ipynb #b28ee525
@@ -141,13 +141,26 @@ def extractive_answer(question:str, # the question
     return EXTRACTIVE_LABEL + "\n" + "\n".join(lines)
 
 # %% ../../../nbs/rag/workflows/33c_grounding.ipynb #efec22b5
+def unsupported(answer:str, # the model's answer
+                question:str, # the question
+                context:Sequence[str], # the passages it was given
+               ) -> bool:
+    "Whether `answer` is not held to its passages: under three words, the question again, or mostly words they lack."
+    text = re.sub(r"\[[^\[\]]{1,200}\]", " ", str(answer or ""))
+    if len(re.findall(r"[A-Za-z]{2,}", text)) < 3: return True
+    words, known = content_words(text), content_words(" ".join(context) + " " + question)
+    return words <= content_words(question) or len(words - known) > 0.5 * len(words)
+
 def grounded(answer:str, # the model's answer
              question:str, # the question
              context:Sequence[str], # the passages it was given, `[citation] text`
              prompt:str="", # the prompt it was given
+             strict:bool=False, # also replace an answer not held to the passages (`unsupported`): for a small model
             ) -> str:
-    "`answer`, or the answer from the passages when it says nothing."
-    return answer.strip() if not degenerate(answer, prompt) else extractive_answer(question, context)
+    "`answer`, or the answer from the passages when it says nothing (or, when `strict`, is not held to them)."
+    if degenerate(answer, prompt) or (strict and unsupported(answer, question, context)):
+        return extractive_answer(question, context)
+    return answer.strip()
 
 def clip_context(context:Sequence[str], # research-context strings
                  chars:Optional[int], # characters kept of each; None keeps them whole
