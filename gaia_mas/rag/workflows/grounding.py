@@ -4,7 +4,8 @@
 
 # %% ../../../nbs/rag/workflows/33c_grounding.ipynb #242b1c48
 from __future__ import annotations
-import re
+import math, re
+from collections import Counter
 from typing import Optional, Sequence
 
 # %% auto #0
@@ -62,9 +63,17 @@ def degenerate(text:str, # a reply field: an answer, a rewritten question
 _STOP = frozenset("""a an and are as at be by can do does did for from has have how i if in is it its me my of on or so
 that the their them then there these this those to was what when where which who why will with you your""".split())
 
+def _stem(w:str) -> str:
+    "`w` without a plural or verb ending: 'opens' and 'opened' are 'open', 'retries' is 'retry', 'shedding' 'shed'."
+    for end, to in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if len(w) > len(end) + 3 and w.endswith(end) and not w.endswith("ss"):
+            w = w[:-len(end)] + to
+            return w[:-1] if to == "" and len(w) > 3 and w[-1] == w[-2] and w[-1] not in "ls" else w
+    return w
+
 def content_words(text:str) -> set[str]:
-    "The lower-case words of `text` worth matching: two letters or more, common function words left out."
-    return {w for w in re.findall(r"[a-z0-9]{2,}", str(text or "").lower()) if w not in _STOP}
+    "The lower-case words of `text` worth matching, stemmed: two letters or more, common function words left out."
+    return {_stem(w) for w in re.findall(r"[a-z0-9]{2,}", str(text or "").lower()) if w not in _STOP}
 
 def own_question(rewrite:str, # the model's standalone question
                  question:str, # the user's question
@@ -125,18 +134,23 @@ def _sentences(text:str) -> list[str]:
             if len(s.split()) >= 5 and not is_code(s)]
 
 # %% ../../../nbs/rag/workflows/33c_grounding.ipynb #6c8856c5
-def extractive_answer(question:str, # the question
-                      context:Sequence[str], # research-context strings, `[citation] text`, best first
-                      n:int=3, # sentences in the answer
-                     ) -> str:
-    "The passages' sentences that share most words with `question`, each with its [citation], under `EXTRACTIVE_LABEL`."
-    qw, ranked = content_words(question), []
+def _scored(question:str, context:Sequence[str]) -> list[tuple]:
+    "(score, passage, sentence, text, citation) of each sentence: the rarer the question's words it holds, the higher."
+    qw, rows = content_words(question), []
     for i, c in enumerate(context):
         cit, text = _split(c)
-        for j, s in enumerate(_sentences(text)):
-            ranked.append((-len(qw & content_words(s)), i, j, s, cit))
-    picked = sorted(ranked)[:n]
-    if not picked: return NO_PASSAGES
+        rows += [(i, j, s, cit, qw & content_words(s)) for j, s in enumerate(_sentences(text))]
+    df = Counter(w for *_, m in rows for w in m)
+    return [(sum(math.log(1 + len(rows) / df[w]) for w in m), i, j, s, cit) for i, j, s, cit, m in rows]
+
+def extractive_answer(question:str, # the question
+                      context:Sequence[str], # research-context strings, `[citation] text`, best first
+                      n:int=3, # most sentences in the answer
+                     ) -> str:
+    "The passages' sentences closest to `question`, each with its [citation], under `EXTRACTIVE_LABEL`."
+    ranked = sorted(_scored(question, context), key=lambda r: (-r[0], r[1], r[2]))
+    if not ranked: return NO_PASSAGES
+    picked = [r for r in ranked if r[0] >= 0.5 * ranked[0][0]][:n]  # none far below the best
     lines = [f"- {s}" + (f" [{cit}]" if cit else "") for *_, s, cit in picked]
     return EXTRACTIVE_LABEL + "\n" + "\n".join(lines)
 
