@@ -132,7 +132,7 @@ def research_agent(llm, # the research agent's model
 async def standalone_question(llm, # the research agent's model
                               inp:dict, # the state: question, history
                               prompt:Optional[str]=None, limit:float=60) -> str:
-    "The question rewritten to stand alone using the earlier turns; itself when there are none, the call fails or the rewrite says nothing."
+    "The question rewritten to stand alone using the earlier turns; itself without them, or when the rewrite fails."
     q, history = inp["question"], inp.get("history") or []
     if not history: return q
     msg = request(question=q, earlier_turns=history_lines(history))
@@ -214,8 +214,8 @@ def synthesis_agent(llm, # the synthesis agent's model
         q = inp.get("standalone_question") or inp["question"]
         msg = request(question=q, analyzed_information=None if small else inp.get("analyzed_info") or "",
                       documents=clip_context(ctx, SMALL_PASSAGE_CHARS if small else None))
-        out = await ajson(llm, [SystemMessage(sys), HumanMessage(msg)], SMALL_SYNTHESIS_SCHEMA if small else SYNTHESIS_SCHEMA,
-                          "synthesis", limit)
+        schema = SMALL_SYNTHESIS_SCHEMA if small else SYNTHESIS_SCHEMA
+        out = await ajson(llm, [SystemMessage(sys), HumanMessage(msg)], schema, "synthesis", limit)
         answer = grounded(out["final_answer"], q, ctx, sys, small)
         return {"final_answer": answer, "confidence": round(out.get("confidence", 0.5), 3),
                 "citations": keep_citations(answer, out.get("citations", []), ctx),
@@ -330,8 +330,8 @@ SMALL_WORKERS = ("retrieval_worker", "explanation_worker")  # a small model's fi
 
 def _small_plan(q:str) -> dict:
     "A small model's plan, made with no call: the retrieval and explanation workers on the whole question."
-    return {"supervisor_plan": "Fixed plan for a small model: RetrievalWorker finds the passages, ExplanationWorker "
-                               "explains them.", "workers_used": list(SMALL_WORKERS), "tasks": {w: q for w in SMALL_WORKERS},
+    plan = "Fixed plan for a small model: RetrievalWorker finds the passages, ExplanationWorker explains them."
+    return {"supervisor_plan": plan, "workers_used": list(SMALL_WORKERS), "tasks": {w: q for w in SMALL_WORKERS},
             "metadata": {"planning_time": 0.0}}
 
 def _small_combine(q:str, ok:dict, ctx:list, missing:list) -> dict:
@@ -414,7 +414,7 @@ def structured_rag_branch(llm, # the branch's model
                           prompt:Optional[str]=None, # system prompt; prompts/rag/structured_rag.txt if None
                           k:int=5, # hits it retrieves
                           limit:float=60, # seconds per LLM call
-                          small:bool=False, # a small model: own prompt, short passages, theirs the answer if the call fails
+                          small:bool=False, # a small model: short passages; theirs the answer if the call fails
                          ) -> Callable:
     "An async branch: hybrid retrieval, then one generation call."
     by_name, sys = {t.name: t for t in tools}, prompt or rag_prompt("structured_rag", small)

@@ -211,7 +211,7 @@ async def astream(self:RagSystem, question:str, session_id:str, pattern:str="aut
         yield {"event": "node", "node": "select_pattern", "elapsed": round(time.monotonic() - t0, 3), "pattern": pattern}
     turns, fitted = await self.recall(session_id)
     state = {**create_initial_state(question, session_id, pattern), "history": turns, "started_at": time.time()}
-    tokens = tokens and not self.limits.small_model  # a small model's reply is not the answer until it is held to the passages
+    tokens = tokens and not self.limits.small_model  # a small model's reply is the answer once held to the passages
     run = _Run(self.graphs[pattern], state, self.config(session_id, pattern), self.limits.total(pattern), tokens)
     async with contextlib.aclosing(run.events(t0)) as stream:
         async for ev in stream: yield ev

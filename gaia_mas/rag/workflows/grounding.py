@@ -28,7 +28,7 @@ SMALL_B = 4.0  # models of at most this many billion parameters get the small-mo
 
 def small_model(opts:dict, # the model options: small_model, provider, model, base_url
                ) -> bool:
-    "Whether the RAG agents run on a small model: the option if given, else the size the model's or the local server's names state."
+    "Whether the RAG agents run on a small model: the option, else the size the model's (or server's) name states."
     if opts.get("small_model") is not None: return bool(opts["small_model"])
     if opts.get("provider", "scripted") == "scripted": return False
     size = size_in_billions(opts.get("model"))
@@ -50,7 +50,7 @@ _PROMPT_BITS = ("citation as in the documents", "citation as in the results", "r
                 "and nothing else", "the answer, with", "your answer here")
 
 def degenerate(text:str, # a reply field: an answer, a rewritten question
-               prompt:str="", # the prompt the reply answers; a reply that only repeats three or more of its words is empty
+               prompt:str="", # the prompt it answers: a reply that only repeats 3 or more of its words is empty
               ) -> bool:
     "Whether `text` says nothing: empty, punctuation, a placeholder such as '...', or a piece of its prompt."
     t = " ".join(str(text or "").split())
@@ -86,8 +86,9 @@ def own_question(rewrite:str, # the model's standalone question
     return r if not qw or qw & content_words(r) else question
 
 # %% ../../../nbs/rag/workflows/33c_grounding.ipynb #e463b52a
-_CODE_LINE = re.compile(r"^\s*(>>>|\.\.\.\s|\$ |#include|(def|class|import|from|return|for|while|if|elif|else|try|except|"
-                        r"print|var|let|const|func|function|public|private|package|select)\b.*|.*[;{}]\s*$|.*\w\s*=\s*\S.*)")
+_CODE_LINE = re.compile(r"^\s*(>>>|\.\.\.\s|\$ |#include|(def|class|import|from|return|for|while|if|elif|else|try|"
+                        r"except|print|var|let|const|func|function|public|private|package|select)\b.*|"
+                        r".*[;{}]\s*$|.*\w\s*=\s*\S.*)")
 _CODE_CHARS = set("(){}[]=<>;*/\\$@#%&^~`_|")
 
 def is_code(text:str, # a passage's text

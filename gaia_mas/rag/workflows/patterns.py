@@ -351,7 +351,8 @@ def supervisor_workflow(llm, tools:Sequence, checkpointer:Any=None, limits:Optio
     plan, combine = SupervisorAgent(model_for(llm, "supervisor"), limit=call, small=small)
     g = StateGraph(MultiAgentState)
     g.add_node("supervisor", supervisor_node(plan, model_for(llm, "research"), call))
-    for w in WORKERS: g.add_node(w, worker_node(w, Worker(w, model_for(llm, "workers"), tools, limit=call, small=small)))
+    for w in WORKERS:
+        g.add_node(w, worker_node(w, Worker(w, model_for(llm, "workers"), tools, limit=call, small=small)))
     g.add_node("combine", combine_node(combine)); g.add_node("finish", _inline(finish))
     g.add_edge(START, "supervisor")
     g.add_conditional_edges("supervisor", _inline(route_to_workers), list(WORKERS))
