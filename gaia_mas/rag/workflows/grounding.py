@@ -11,7 +11,7 @@ from typing import Optional, Sequence
 # %% auto #0
 __all__ = ['SMALL_B', 'SMALL_MAX_TOKENS', 'SMALL_PASSAGE_CHARS', 'EXTRACTIVE_LABEL', 'NO_PASSAGES', 'size_in_billions',
            'small_model', 'degenerate', 'content_words', 'own_question', 'is_code', 'wants_code', 'for_question',
-           'extractive_answer', 'unsupported', 'grounded', 'clip_context']
+           'extractive_answer', 'unsupported', 'whole_sentences', 'grounded', 'clip_context']
 
 # %% ../../../nbs/rag/workflows/33c_grounding.ipynb #c8b96ce8
 _SIZE = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)([mb])(?![a-z0-9])", re.I)
@@ -166,6 +166,13 @@ def unsupported(answer:str, # the model's answer
     words, known = content_words(text), content_words(" ".join(context) + " " + question)
     return words <= content_words(question) or len(words - known) > 0.5 * len(words)
 
+def whole_sentences(text:str) -> str:
+    "`text` without a last sentence cut off in the middle (by a length limit), when an earlier one ended."
+    t = text.strip()
+    if re.search(r"[.!?)\]]$", t) or not (ends := list(re.finditer(r"[.!?](?:\s*\[[^\[\]]{1,200}\])?(?=\s)", t))):
+        return t
+    return t[:ends[-1].end()]
+
 def grounded(answer:str, # the model's answer
              question:str, # the question
              context:Sequence[str], # the passages it was given, `[citation] text`
@@ -175,7 +182,7 @@ def grounded(answer:str, # the model's answer
     "`answer`, or the answer from the passages when it says nothing (or, when `strict`, is not held to them)."
     if degenerate(answer, prompt) or (strict and unsupported(answer, question, context)):
         return extractive_answer(question, context)
-    return answer.strip()
+    return whole_sentences(answer) if strict else answer.strip()
 
 def clip_context(context:Sequence[str], # research-context strings
                  chars:Optional[int], # characters kept of each; None keeps them whole
