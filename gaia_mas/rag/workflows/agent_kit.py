@@ -16,8 +16,8 @@ from .grounding import for_question
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'rag_prompt', 'request', 'request_sections', 'passages', 'as_context', 'cited', 'bound_strings', 'ajson',
-           'score', 'search', 'search_with_fallback']
+__all__ = ['log', 'rag_prompt', 'request', 'request_sections', 'passages', 'as_context', 'cited', 'context_citations',
+           'bound_strings', 'ajson', 'score', 'search', 'search_with_fallback']
 
 # %% ../../../nbs/rag/workflows/33b_agent_kit.ipynb #fe0573ea
 def rag_prompt(name:str, # a file in prompts/rag/ without its .txt, e.g. "research"
@@ -82,6 +82,11 @@ def cited(text:str, # an answer or a context string
     "The `[citation]` markers in `text`, in order, without repeats."
     found = dict.fromkeys(m.strip() for m in re.findall(r"\[([^\[\]]{2,200})\]", text))
     return [c for c in found if known is None or c in known]
+
+def context_citations(context:Sequence[str], # research-context strings, `[citation] text`
+                     ) -> list[str]:
+    "The citation each context string starts with, in order, without repeats (brackets inside a passage are text)."
+    return list(dict.fromkeys(m.group(1).strip() for c in context if (m := re.match(r"\s*\[([^\[\]]{2,200})\]", c))))
 
 # %% ../../../nbs/rag/workflows/33b_agent_kit.ipynb #86835962
 def bound_strings(schema:dict, # a JSON Schema

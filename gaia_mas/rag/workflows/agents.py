@@ -9,8 +9,8 @@ from typing import Annotated, Callable, Optional, Sequence, TypedDict
 from langchain_core.messages import HumanMessage, SystemMessage
 from ...core.schema import Range
 from ...core.utils import call_timeout
-from .agent_kit import (ajson, as_context, cited, passages, rag_prompt, request, request_sections,
-                                             score, search_with_fallback)
+from .agent_kit import (ajson, as_context, cited, context_citations, passages, rag_prompt, request,
+                                             request_sections, score, search_with_fallback)
 from .grounding import (SMALL_PASSAGE_CHARS, clip_context, degenerate, extractive_answer, grounded,
                                               own_question)
 
@@ -198,7 +198,7 @@ SMALL_SYNTHESIS_SCHEMA = {"final_answer": str}  # a small model writes the answe
 # %% ../../../nbs/rag/workflows/34_agents.ipynb #0764c906
 def keep_citations(answer:str, claimed:Sequence[str], context:Sequence[str]) -> list[str]:
     "The citations of `answer` that name a passage of `context`: claimed ones first, then its markers, else all."
-    known = cited("\n".join(context))
+    known = context_citations(context)
     return [c for c in claimed if c in known] or cited(answer, known) or known
 
 # %% ../../../nbs/rag/workflows/34_agents.ipynb #c74b93b7

@@ -88,7 +88,7 @@ def own_question(rewrite:str, # the model's standalone question
 # %% ../../../nbs/rag/workflows/33c_grounding.ipynb #e463b52a
 _CODE_LINE = re.compile(r"^\s*(>>>|\.\.\.\s|\$ |#include|(def|class|import|from|return|for|while|if|elif|else|try|"
                         r"except|print|var|let|const|func|function|public|private|package|select)\b.*|"
-                        r".*[;{}]\s*$|.*\w\s*=\s*\S.*)")
+                        r".*[;{}]\s*$|[\w.\[\]]+\s*[-+*/]?=\s*\S.*)")
 _CODE_CHARS = set("(){}[]=<>;*/\\$@#%&^~`_|")
 
 def is_code(text:str, # a passage's text
@@ -97,13 +97,13 @@ def is_code(text:str, # a passage's text
     t = str(text or "").strip()
     if len(re.findall(r"[A-Za-z]{2,}", t)) < 4: return True
     chars = [c for c in t if not c.isspace()]
-    if sum(c in _CODE_CHARS for c in chars) > 0.12 * len(chars): return True
-    lines = [l for l in t.splitlines() if l.strip()]
-    return sum(bool(_CODE_LINE.match(l)) for l in lines) > 0.5 * len(lines)
+    if sum(c in _CODE_CHARS for c in chars) > 0.15 * len(chars): return True
+    lines = [l.strip() for l in t.splitlines() if l.strip()]
+    return sum(len(l) for l in lines if _CODE_LINE.match(l)) > 0.5 * sum(map(len, lines))  # mostly code, by characters
 
 # %% ../../../nbs/rag/workflows/33c_grounding.ipynb #7d5defce
-_ASKS_CODE = re.compile(r"(?i)\b(code|snippet|example|examples|syntax|implement\w*|function|method|script|program|"
-                        r"command|regex|output|print|def|import)\b|`|\w\(|\w_\w|\w\.\w+\(")
+_ASKS_CODE = re.compile(r"(?i)\b(code|snippets?|examples?|syntax|implement\w*|scripts?|commands?|regex|def|import)\b|"
+                        r"`|\w\(|\w_\w|\w\.\w+\(")
 
 def wants_code(question:str) -> bool:
     "Whether `question` asks for code (or holds some)."
@@ -129,6 +129,7 @@ def _sentences(text:str) -> list[str]:
     "The prose sentences of a passage: lines and sentences of five words or more, list marks and code left out."
     out = []
     for line in str(text).splitlines():
+        if _CODE_LINE.match(line): continue
         line = re.sub(r"^\s*(?:[-*+>|]|\d+[.)]|#+)\s*", "", line).strip()
         out += [s.strip() for s in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])", line)]
     return [s if len(s) <= 400 else s[:400].rsplit(" ", 1)[0] + " ..." for s in out
