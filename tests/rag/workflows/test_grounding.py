@@ -1,6 +1,7 @@
 """The RAG workflows against a model server that fills every JSON field with "..." (as a small base model does when it
 copies its prompt's example): each pattern still gives an answer that says something, held to the passages and
-labelled, and keeps the user's question. With passages of code and prose, a prose question is not offered the code.
+labelled, and keeps the user's question. With passages of code and prose, a prose question is not offered the code,
+and a list or a slice in the code (`[1:3]`) is never taken for a citation.
 The server is the project's loopback fake, so this runs anywhere in seconds."""
 import json
 import pytest
@@ -61,3 +62,4 @@ def test_code_is_not_offered_for_a_prose_question(monkeypatch):
     assert prose["citations"] == ["tutorial.html#breakers"], prose["citations"]
     assert "five failures" in prose["answer"]
     assert (prose["metadata"]["research_context_count"], code["metadata"]["research_context_count"]) == (1, 4)
+    assert all(c.startswith("tutorial.html#") for c in code["citations"]), code["citations"]  # no `[1:3]` from code
