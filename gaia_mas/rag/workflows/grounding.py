@@ -61,11 +61,12 @@ def degenerate(text:str, # a reply field: an answer, a rewritten question
 
 # %% ../../../nbs/rag/workflows/33c_grounding.ipynb #ee4e373f
 _STOP = frozenset("""a an and are as at be by can do does did for from has have how i if in is it its me my of on or so
-that the their them then there these this those to was what when where which who why will with you your""".split())
+that the their them then there these this those to was what when where which who why will with you your should would
+could must""".split())
 
 def _stem(w:str) -> str:
-    "`w` without a plural or verb ending: 'opens' and 'opened' are 'open', 'retries' is 'retry', 'shedding' 'shed'."
-    for end, to in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+    "`w` without a plural or verb ending: 'opens' and 'opened' are 'open', 'retried' is 'retry', 'shedding' 'shed'."
+    for end, to in (("ies", "y"), ("ied", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
         if len(w) > len(end) + 3 and w.endswith(end) and not w.endswith("ss"):
             w = w[:-len(end)] + to
             return w[:-1] if to == "" and len(w) > 3 and w[-1] == w[-2] and w[-1] not in "ls" else w
