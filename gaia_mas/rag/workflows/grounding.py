@@ -137,6 +137,8 @@ def _sentences(text:str) -> list[str]:
             if len(s.split()) >= 5 and not is_code(s)]
 
 # %% ../../../nbs/rag/workflows/33c_grounding.ipynb #6c8856c5
+_DEFINES = re.compile(r"\b(is|are)\s+(a|an|the)\b")
+
 def _scored(question:str, context:Sequence[str]) -> list[tuple]:
     "(score, passage, sentence, text, citation) of each sentence: the rarer the question's words it holds, the higher."
     qw, rows = content_words(question), []
@@ -144,7 +146,9 @@ def _scored(question:str, context:Sequence[str]) -> list[tuple]:
         cit, text = _split(c)
         rows += [(i, j, s, cit, qw & content_words(s)) for j, s in enumerate(_sentences(text))]
     df = Counter(w for *_, m in rows for w in m)
-    return [(sum(math.log(1 + len(rows) / df[w]) for w in m), i, j, s, cit) for i, j, s, cit, m in rows]
+    what = re.match(r"(?i)\s*what\s+(is|are)\b", question)  # a definition: a sentence saying "X is a ..." comes first
+    def score(s, m): return sum(math.log(1 + len(rows) / df[w]) for w in m) + bool(what and m and _DEFINES.search(s))
+    return [(score(s, m), i, j, s, cit) for i, j, s, cit, m in rows]
 
 def extractive_answer(question:str, # the question
                       context:Sequence[str], # research-context strings, `[citation] text`, best first
