@@ -11,10 +11,10 @@ from urllib.parse import urlsplit
 from .formats import json_schema_format
 
 # %% auto #0
-__all__ = ['log', 'JSON_MODES', 'MissingAPIKeyError', 'ClearError', 'MalformedReplyError', 'ReplyCutError', 'ContextTooSmall',
-           'context_too_small', 'proxy_for', 'tls_context', 'sdk_http_client', 'is_local_server', 'served_models',
-           'params_in_name', 'ModelSize', 'model_size', 'server_model', 'server_json_mode', 'settle_json_mode',
-           'is_server_chat', 'with_format']
+__all__ = ['log', 'SMALL_PARAMS', 'JSON_MODES', 'MissingAPIKeyError', 'ClearError', 'MalformedReplyError', 'ReplyCutError',
+           'ContextTooSmall', 'context_too_small', 'proxy_for', 'tls_context', 'sdk_http_client', 'is_local_server',
+           'served_models', 'params_in_name', 'ModelSize', 'model_size', 'server_model', 'server_json_mode',
+           'settle_json_mode', 'is_server_chat', 'with_format']
 
 # %% ../../nbs/core/03b_model_server.ipynb #5e0a0005
 log = logging.getLogger(__name__)
@@ -100,6 +100,7 @@ def served_models(base_url:str, # an OpenAI-compatible server's base URL
     return [m for m in data if isinstance(m, dict) and isinstance(m.get("id"), str) and m["id"].strip()]
 
 # %% ../../nbs/core/03b_model_server.ipynb #bceee278
+SMALL_PARAMS = 4e9  # a model with fewer parameters is small: GAIA's local budget, the RAG agents' light path
 _SIZE = re.compile(r"(?<![a-z0-9.])(?:(\d+)x)?(\d+(?:\.\d+)?)([bm])(?![a-z0-9])")
 
 def params_in_name(model:str, # a model's name, e.g. Qwen2.5-7B-Instruct or gemma-3-270m-q4_k_m

@@ -87,6 +87,7 @@ class RagOptions:
     sessions: Optional[str] = None # memory, sqlite:///path or postgresql://...; None: in memory
     history_tokens: int = 2000 # tokens of earlier turns the models see
     session_ttl: Optional[float] = None # seconds a quiet session is kept; None: for ever
+    small_model: Optional[bool] = None # the agents' light path for a small model; None: judged by the model's size
 
 # %% ../../nbs/core/01a_options.ipynb #0002fa0e
 def options_from(cls:type, # an options class, e.g. `ModelOptions`

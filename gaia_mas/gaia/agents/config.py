@@ -118,7 +118,8 @@ BUDGETS = {
                     170, 150, 1, 2, False, False, 1500, "local", True)}
 
 # %% ../../../nbs/gaia/agents/12_config.ipynb #a29f9daa
-LOCAL_MAX_PARAMS = 4e9  # a model with fewer parameters gets the local budget under `auto`
+from ...core.model_server import SMALL_PARAMS
+LOCAL_MAX_PARAMS = SMALL_PARAMS  # a model with fewer parameters gets the local budget under `auto`
 HOSTED_NAMES = re.compile(r"^(gpt-|chatgpt|o\d|claude|gemini)", re.I)  # hosted families whose names state no size
 
 @dataclass(frozen=True)

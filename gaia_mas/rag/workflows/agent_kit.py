@@ -11,17 +11,20 @@ from ...core.llm import is_server_chat, validate_or_repair
 from ...core.schema import validate_llm_response
 from ...core.utils import call_timeout, load_prompt_from_file, prompts_dir
 from ..kb.ingest import trim_lines
+from .grounding import for_question
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'rag_prompt', 'request', 'request_sections', 'passages', 'as_context', 'cited', 'ajson', 'score', 'search',
-           'search_with_fallback']
+__all__ = ['log', 'rag_prompt', 'request', 'request_sections', 'passages', 'as_context', 'cited', 'context_citations',
+           'bound_strings', 'ajson', 'score', 'search', 'search_with_fallback']
 
 # %% ../../../nbs/rag/workflows/33b_agent_kit.ipynb #fe0573ea
 def rag_prompt(name:str, # a file in prompts/rag/ without its .txt, e.g. "research"
+               small:bool=False, # a small model's version, from prompts/rag_small/, when there is one
               ) -> str:
     "The system prompt `name` of the RAG agents."
+    if small and (f := prompts_dir("rag_small")/f"{name}.txt").is_file(): return load_prompt_from_file(f)
     return load_prompt_from_file(prompts_dir("rag")/f"{name}.txt")
 
 # %% ../../../nbs/rag/workflows/33b_agent_kit.ipynb #4c6adbf5
@@ -80,11 +83,33 @@ def cited(text:str, # an answer or a context string
     found = dict.fromkeys(m.strip() for m in re.findall(r"\[([^\[\]]{2,200})\]", text))
     return [c for c in found if known is None or c in known]
 
+def context_citations(context:Sequence[str], # research-context strings, `[citation] text`
+                     ) -> list[str]:
+    "The citation each context string starts with, in order, without repeats (brackets inside a passage are text)."
+    return list(dict.fromkeys(m.group(1).strip() for c in context if (m := re.match(r"\s*\[([^\[\]]{2,200})\]", c))))
+
 # %% ../../../nbs/rag/workflows/33b_agent_kit.ipynb #86835962
+def bound_strings(schema:dict, # a JSON Schema
+                  chars:int, # most characters of each free string
+                  items:int=2, # most items of each list
+                 ) -> dict:
+    "`schema` with each free string at most `chars` long and each list at most `items` long."
+    match schema.get("type"):
+        case "string" if "enum" not in schema and "pattern" not in schema: return {**schema, "maxLength": chars}
+        case "array": return {**schema, "maxItems": items, "items": bound_strings(schema["items"], chars, items)}
+        case "object": return {**schema, "properties": {k: bound_strings(v, chars, items)
+                                                        for k, v in schema.get("properties", {}).items()}}
+    return schema
+
 def _json_bound(llm, schema:dict, component:str):
     "A server model asked for `schema` through the response format its server accepts (negotiated once per server)."
-    if not is_server_chat(llm): return llm  # scripted and other models: the prompt asks for the JSON
-    return llm.bind(response_format=json_schema_format(schema, component))
+    base = getattr(llm, "bound", llm)
+    if not is_server_chat(base): return llm  # scripted and other models: the prompt asks for the JSON
+    fmt = json_schema_format(schema, component)
+    if not base.repair_cut and base.max_tokens:  # a reply that is not repaired: strings short enough to end in time
+        s = fmt["json_schema"]
+        s["schema"] = bound_strings(s["schema"], 3 * base.max_tokens // (1 + sum(t is str for t in schema.values())), 2)
+    return base.bind(response_format=fmt)
 
 # %% ../../../nbs/rag/workflows/33b_agent_kit.ipynb #d9e8cd5e
 async def ajson(llm, # the agent's chat model
@@ -100,8 +125,9 @@ async def ajson(llm, # the agent's chat model
     except asyncio.TimeoutError: raise TimeoutError(f"{component}: the LLM call took longer than {t:.1f}s") from None
     try: return validate_llm_response(reply.content, schema, component)  # the usual case: valid, no thread needed
     except (ValueError, KeyError, TypeError): pass
+    repair = llm if getattr(getattr(llm, "bound", llm), "repair_cut", True) else None  # none for a small model
     check = asyncio.to_thread(validate_or_repair, reply.content, schema, component,
-                              llm)  # a repair call, if any, is bounded too
+                              repair)  # a repair call, if any, is bounded too
     try: return await asyncio.wait_for(check, max(call_timeout(limit), 0.05))
     except asyncio.TimeoutError:
         raise TimeoutError(f"{component}: the repair call took longer than the time left") from None
@@ -135,12 +161,14 @@ async def search(tool, # a LangChain tool
 # %% ../../../nbs/rag/workflows/33b_agent_kit.ipynb #0aae4368
 async def search_with_fallback(tools:dict, # tool name -> tool
                                names:Sequence[str], # tools to try, in order
-                               query:str, k:int=5, **extra,
+                               query:str, k:int=5,
+                               question:Optional[str]=None, # the user's question: code is left out for a prose one
+                               **extra,
                               ) -> tuple[list[dict], Optional[str], list[str]]:
     "(passages, the tool that answered, errors of the tools that failed) for `query`."
-    errors = []
+    errors, more = [], 0 if question is None else 3  # a few more hits, for the code passages that are left out
     for name in names:
         if name not in tools: continue
-        try: return await search(tools[name], query, k, **extra), name, errors
+        try: return for_question(await search(tools[name], query, k + more, **extra), question)[:k], name, errors
         except Exception as e: errors.append(f"{name}: {type(e).__name__}: {e}")
     return [], None, errors or [f"none of {list(names)} is available"]

@@ -9,17 +9,20 @@ from typing import Annotated, Callable, Optional, Sequence, TypedDict
 from langchain_core.messages import HumanMessage, SystemMessage
 from ...core.schema import Range
 from ...core.utils import call_timeout
-from .agent_kit import (ajson, as_context, cited, passages, rag_prompt, request, request_sections,
-                                             score, search_with_fallback)
+from .agent_kit import (ajson, as_context, cited, context_citations, passages, rag_prompt, request,
+                                             request_sections, score, search_with_fallback)
+from .grounding import (SMALL_PASSAGE_CHARS, clip_context, degenerate, extractive_answer, grounded,
+                                              own_question)
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'RESEARCH_SCHEMA', 'ANALYSIS_SCHEMA', 'Score', 'SYNTHESIS_SCHEMA', 'CRITERIA', 'EVALUATOR_SCHEMA', 'WORKERS',
-           'DEFAULT_WORKERS', 'PLAN_SCHEMA', 'COMBINE_SCHEMA', 'SEARCH_ORDER', 'WORKER_SCHEMA', 'ANSWER_SCHEMA',
+__all__ = ['log', 'RESEARCH_SCHEMA', 'ANALYSIS_SCHEMA', 'Score', 'SYNTHESIS_SCHEMA', 'SMALL_SYNTHESIS_SCHEMA', 'CRITERIA',
+           'EVALUATOR_SCHEMA', 'WORKERS', 'DEFAULT_WORKERS', 'PLAN_SCHEMA', 'COMBINE_SCHEMA', 'SMALL_WORKERS',
+           'SEARCH_ORDER', 'WORKER_SCHEMA', 'SMALL_WORKER_SCHEMA', 'ANSWER_SCHEMA', 'SMALL_ANSWER_SCHEMA',
            'ResearchAgent', 'AnalysisAgent', 'SynthesisAgent', 'EvaluatorAgent', 'SupervisorAgent', 'Worker',
-           'StructuredRag', 'AgenticRag', 'read_sections', 'plan_filters', 'history_lines', 'research_plan',
-           'research_searches', 'unique_passages', 'research_agent', 'standalone_question', 'condense',
+           'StructuredRag', 'AgenticRag', 'read_sections', 'plan_filters', 'history_lines', 'sane_plan',
+           'research_plan', 'research_searches', 'unique_passages', 'research_agent', 'standalone_question', 'condense',
            'analysis_agent', 'keep_citations', 'synthesis_agent', 'CandidateScores', 'heuristic_scores', 'model_scores',
            'evaluator_agent', 'WorkerTask', 'worker_key', 'tidy_answer', 'supervisor_agent', 'worker_agent',
            'structured_rag_branch', 'agentic_rag_branch']
@@ -52,11 +55,22 @@ def _fallback_plan(q:str) -> dict:
             "strategy": "question as query"}
 
 # %% ../../../nbs/rag/workflows/34_agents.ipynb #c1af864d
+def sane_plan(plan:dict, # the model's plan
+              q:str, # the user's question
+              prompt:str="", # the research prompt
+             ) -> dict:
+    "`plan` with the user's question where its standalone question or query says nothing, and no empty keywords."
+    sq = own_question(plan["standalone_question"], q, prompt)
+    query = plan["search_query"] if not degenerate(plan["search_query"], prompt) else sq
+    return {**plan, "standalone_question": sq, "search_query": query,
+            "keywords": [w for w in plan["keywords"] if not degenerate(w, prompt)]}
+
 async def research_plan(llm, sys:str, inp:dict, limit:float, warnings:list) -> dict:
     "The model's search plan for `inp`, or the question as the query (with a warning) when it gives none."
     msg = request(question=inp["question"], earlier_turns=history_lines(inp.get("history") or []),
                   known_context=inp.get("context") or [])
-    try: return await ajson(llm, [SystemMessage(sys), HumanMessage(msg)], RESEARCH_SCHEMA, "research", limit)
+    try: return sane_plan(await ajson(llm, [SystemMessage(sys), HumanMessage(msg)], RESEARCH_SCHEMA, "research", limit),
+                          inp["question"], sys)
     except Exception as e:
         warnings.append(f"no search plan ({e}); searched for the question itself")
         return _fallback_plan(inp["question"])
@@ -94,14 +108,16 @@ def research_agent(llm, # the research agent's model
                    prompt:Optional[str]=None, # system prompt; prompts/rag/research.txt if None
                    k:int=5, # hits per search
                    limit:float=60, # seconds per LLM call
+                   small:bool=False, # a small model: a first question is its own query, with no plan call
                   ) -> Callable:
     "An async agent: `{question, context, session_id, history}` -> the research output."
-    by_name, sys = {t.name: t for t in tools}, prompt or rag_prompt("research")
+    by_name, sys = {t.name: t for t in tools}, prompt or rag_prompt("research", small)
     async def research(inp:dict) -> dict:
         t0, q, warnings = time.monotonic(), inp["question"], []
-        plan = await research_plan(llm, sys, inp, limit, warnings)
+        plan = (_fallback_plan(q) if small and not inp.get("history")
+                else await research_plan(llm, sys, inp, limit, warnings))
         query = plan["search_query"] or plan["standalone_question"] or q
-        results = await asyncio.gather(*(search_with_fallback(by_name, names, qq, k, **x)
+        results = await asyncio.gather(*(search_with_fallback(by_name, names, qq, k, question=q, **x)
                                          for names, qq, x in research_searches(plan, query)))
         found = unique_passages([p for ps, _, _ in results for p in ps])
         used = list(dict.fromkeys(u for _, u, _ in results if u))
@@ -116,12 +132,13 @@ def research_agent(llm, # the research agent's model
 async def standalone_question(llm, # the research agent's model
                               inp:dict, # the state: question, history
                               prompt:Optional[str]=None, limit:float=60) -> str:
-    "The question rewritten to stand alone using the earlier turns; itself when there are none or the call fails."
+    "The question rewritten to stand alone using the earlier turns; itself without them, or when the rewrite fails."
     q, history = inp["question"], inp.get("history") or []
     if not history: return q
     msg = request(question=q, earlier_turns=history_lines(history))
-    try: return (await ajson(llm, [SystemMessage(prompt or rag_prompt("research")), HumanMessage(msg)], RESEARCH_SCHEMA,
-                             "research", limit))["standalone_question"] or q
+    sys = prompt or rag_prompt("research")
+    try: return own_question((await ajson(llm, [SystemMessage(sys), HumanMessage(msg)], RESEARCH_SCHEMA, "research",
+                                          limit))["standalone_question"], q, sys)
     except Exception as e:
         log.warning("could not rewrite the follow-up %r (%s); using it as it is", q, e); return q
 
@@ -144,17 +161,26 @@ async def condense(text:str, # the long context
                                    call_timeout(limit))
     return str(reply.content)
 
+def _extracted(inp:dict, ctx:list, t0:float) -> dict:
+    "The analysis output of a small model's path: the passages' sentences closest to the question."
+    info = extractive_answer(inp.get("standalone_question") or inp["question"], ctx, n=4)
+    return {"analyzed_info": info, "key_points": [], "relationships": [],
+            "metadata": {"original_doc_count": len(ctx), "analysis_time": round(time.monotonic() - t0, 3),
+                         "was_summarized": False}}
+
 # %% ../../../nbs/rag/workflows/34_agents.ipynb #07c9975c
 def analysis_agent(llm, # the analysis agent's model
                    prompt:Optional[str]=None, # system prompt; prompts/rag/analysis.txt if None
                    summarize_tool=None, # the knowledge base's summarize tool, if any
                    max_chars:int=5000, # longer contexts are summarized first
                    limit:float=60, # seconds per LLM call
+                   small:bool=False, # a small model: the passages' most relevant sentences, with no model call
                   ) -> Callable:
     "An async agent: `{question, research_context}` -> the analysis output."
     sys = prompt or rag_prompt("analysis")
     async def analysis(inp:dict) -> dict:
         t0, ctx = time.monotonic(), inp.get("research_context") or []
+        if small: return _extracted(inp, ctx, t0)
         docs, summarized = "\n".join(ctx), False
         if len(docs) > max_chars:
             docs, summarized = await condense(docs, llm, summarize_tool, limit, inp["question"]), True
@@ -167,29 +193,32 @@ def analysis_agent(llm, # the analysis agent's model
 # %% ../../../nbs/rag/workflows/34_agents.ipynb #1cec26fe
 Score = Annotated[float, Range(0, 1)]
 SYNTHESIS_SCHEMA = {"final_answer": str, "confidence": Score, "citations": list[str]}
+SMALL_SYNTHESIS_SCHEMA = {"final_answer": str}  # a small model writes the answer only: its citations are its markers
 
 # %% ../../../nbs/rag/workflows/34_agents.ipynb #0764c906
 def keep_citations(answer:str, claimed:Sequence[str], context:Sequence[str]) -> list[str]:
     "The citations of `answer` that name a passage of `context`: claimed ones first, then its markers, else all."
-    known = cited("\n".join(context))
+    known = context_citations(context)
     return [c for c in claimed if c in known] or cited(answer, known) or known
 
 # %% ../../../nbs/rag/workflows/34_agents.ipynb #c74b93b7
 def synthesis_agent(llm, # the synthesis agent's model
                     prompt:Optional[str]=None, # system prompt; prompts/rag/synthesis.txt if None
                     limit:float=60, # seconds per LLM call
+                    small:bool=False, # a small model: its own prompt, the passages only, each cut short
                    ) -> Callable:
     "An async agent: `{question, analyzed_info, research_context}` -> the synthesis output."
-    sys = prompt or rag_prompt("synthesis")
+    sys = prompt or rag_prompt("synthesis", small)
     async def synthesis(inp:dict) -> dict:
         t0, ctx = time.monotonic(), inp.get("research_context") or []
-        msg = request(question=inp.get("standalone_question") or inp["question"],
-                      analyzed_information=inp.get("analyzed_info") or "",
-                      documents=ctx)
-        out = await ajson(llm, [SystemMessage(sys), HumanMessage(msg)], SYNTHESIS_SCHEMA, "synthesis", limit)
-        answer = out["final_answer"].strip()
-        return {"final_answer": answer, "confidence": round(out["confidence"], 3),
-                "citations": keep_citations(answer, out["citations"], ctx),
+        q = inp.get("standalone_question") or inp["question"]
+        msg = request(question=q, analyzed_information=None if small else inp.get("analyzed_info") or "",
+                      documents=clip_context(ctx, SMALL_PASSAGE_CHARS if small else None))
+        schema = SMALL_SYNTHESIS_SCHEMA if small else SYNTHESIS_SCHEMA
+        out = await ajson(llm, [SystemMessage(sys), HumanMessage(msg)], schema, "synthesis", limit)
+        answer = grounded(out["final_answer"], q, ctx, sys, small)
+        return {"final_answer": answer, "confidence": round(out.get("confidence", 0.5), 3),
+                "citations": keep_citations(answer, out.get("citations", []), ctx),
                 "metadata": {"synthesis_time": round(time.monotonic() - t0, 3), "answer_length": len(answer)}}
     return synthesis
 
@@ -223,23 +252,29 @@ def model_scores(rows:Sequence[dict], cands:dict, question:str) -> dict[str, dic
     return {n: by.get(_flat(n)) or heuristic_scores(question, a) for n, a in cands.items()}
 
 # %% ../../../nbs/rag/workflows/34_agents.ipynb #83354a8c
+async def _judged(llm, sys:str, q:str, cands:dict, limit:float) -> tuple[dict, str, str]:
+    "(criteria by candidate, reasoning, pick) from the evaluator model."
+    msg = request(question=q, answers=[f"### {name}\n{a}" for name, a in cands.items()])
+    out = await ajson(llm, [SystemMessage(sys), HumanMessage(msg)], EVALUATOR_SCHEMA, "evaluator", limit)
+    return model_scores(out["scores"], cands, q), out["reasoning"], out["selected_agent"].strip()
+
 def evaluator_agent(llm, # the evaluator's model
                     prompt:Optional[str]=None, # system prompt; prompts/rag/evaluator.txt if None
                     limit:float=60, # seconds per LLM call
+                    small:bool=False, # a small model: the heuristic scores, with no model call
                    ) -> Callable:
     "An async agent: `{question, candidate_answers}` -> the evaluator output."
     sys = prompt or rag_prompt("evaluator")
     async def evaluator(inp:dict) -> dict:
         t0, q, cands = time.monotonic(), inp["question"], inp.get("candidate_answers") or {}
         if not cands: raise ValueError("no candidate answers to evaluate: every branch failed")
-        msg = request(question=q, answers=[f"### {name}\n{a}" for name, a in cands.items()])
-        try:
-            out = await ajson(llm, [SystemMessage(sys), HumanMessage(msg)], EVALUATOR_SCHEMA, "evaluator", limit)
-            per = model_scores(out["scores"], cands, q)
-            reasoning, pick = out["reasoning"], out["selected_agent"].strip()
-        except Exception as e:
-            per = {n: heuristic_scores(q, a) for n, a in cands.items()}; pick = ""
-            reasoning = f"The evaluator model failed ({type(e).__name__}: {e}); scored by overlap, citations, length."
+        heuristic = lambda why: ({n: heuristic_scores(q, a) for n, a in cands.items()}, why, "")
+        if small: per, reasoning, pick = heuristic("Scored by overlap, citations, length (the model is small).")
+        else:
+            try: per, reasoning, pick = await _judged(llm, sys, q, cands, limit)
+            except Exception as e:
+                per, reasoning, pick = heuristic(f"The evaluator model failed ({type(e).__name__}: {e}); scored by "
+                                                 "overlap, citations, length.")
         scores = {n: round(sum(c.values()) / len(CRITERIA), 3) for n, c in per.items()}
         pick = next((n for n in cands if _flat(n) == _flat(pick)), pick)
         if pick not in cands: pick = max(scores, key=scores.get)
@@ -291,16 +326,33 @@ def _missing_line(w:str, results:dict) -> str:
     "A worker that gave nothing, and why."
     return f"{WORKERS.get(w, w)}: {(results.get(w) or {}).get('error', 'no result')}"
 
+SMALL_WORKERS = ("retrieval_worker", "explanation_worker")  # a small model's fixed team
+
+def _small_plan(q:str) -> dict:
+    "A small model's plan, made with no call: the retrieval and explanation workers on the whole question."
+    plan = "Fixed plan for a small model: RetrievalWorker finds the passages, ExplanationWorker explains them."
+    return {"supervisor_plan": plan, "workers_used": list(SMALL_WORKERS), "tasks": {w: q for w in SMALL_WORKERS},
+            "metadata": {"planning_time": 0.0}}
+
+def _small_combine(q:str, ok:dict, ctx:list, missing:list) -> dict:
+    "A small model's combination, made with no call: the explanation (else the passages' own sentences)."
+    said = next((r["result"] for w, r in ok.items() if w != "retrieval_worker"), "")
+    answer = grounded(said, q, ctx, strict=True)
+    return {"combined_result": "\n\n".join(f"{WORKERS.get(w, w)}: {r['result']}" for w, r in ok.items()),
+            "final_answer": answer, "missing": missing, "citations": keep_citations(answer, [], ctx)}
+
 # %% ../../../nbs/rag/workflows/34_agents.ipynb #01616670
 def supervisor_agent(llm, # the supervisor's model
                      prompt:Optional[str]=None, # planning prompt; prompts/rag/supervisor.txt if None
                      combine_prompt:Optional[str]=None, # combining prompt; prompts/rag/combine.txt if None
                      limit:float=60, # seconds per LLM call
+                     small:bool=False, # a small model: a fixed plan, and the explanation is the answer (no calls)
                     ):
     "The supervisor's two async steps, `(plan, combine)`: question -> plan and workers; worker results -> answer."
     sys, csys = prompt or rag_prompt("supervisor"), combine_prompt or rag_prompt("combine")
     async def plan(inp:dict) -> dict:
         t0, q = time.monotonic(), inp.get("standalone_question") or inp["question"]
+        if small: return _small_plan(q)
         msg = request(question=q, earlier_turns=history_lines(inp.get("history") or []))
         out = await ajson(llm, [SystemMessage(sys), HumanMessage(msg)], PLAN_SCHEMA, "supervisor", limit)
         tasks = {k: t["task"] for t in out["tasks"] if (k := worker_key(t["worker"]))}
@@ -313,11 +365,12 @@ def supervisor_agent(llm, # the supervisor's model
         missing = [w for w in wanted if not (results.get(w) or {}).get("result")]
         ok = {w: r for w, r in results.items() if r.get("result")}
         ctx = [c for r in ok.values() for c in r.get("context", [])]
+        if small: return _small_combine(inp["question"], ok, ctx, missing)
         msg = request(question=inp["question"], worker_results=[f"### {WORKERS.get(w, w)}\n{r['result']}"
                                                                 for w, r in ok.items()],
                       missing_workers=[_missing_line(w, results) for w in missing])
         out = await ajson(llm, [SystemMessage(csys), HumanMessage(msg)], COMBINE_SCHEMA, "combine", limit)
-        answer = tidy_answer(out["final_answer"])
+        answer = tidy_answer(grounded(out["final_answer"], inp["question"], ctx, csys))
         return {"combined_result": "\n\n".join(f"{WORKERS.get(w, w)}: {r['result']}" for w, r in ok.items()),
                 "final_answer": answer, "missing": missing, "citations": keep_citations(answer, out["citations"], ctx)}
     return plan, combine
@@ -325,6 +378,7 @@ def supervisor_agent(llm, # the supervisor's model
 # %% ../../../nbs/rag/workflows/34_agents.ipynb #677260d9
 SEARCH_ORDER = ("hybrid_search_tool", "retrieve_tool", "keyword_search_tool")
 WORKER_SCHEMA = {"result": str, "citations": list[str]}
+SMALL_WORKER_SCHEMA = {"result": str}
 
 def worker_agent(name:str, # a key of `WORKERS`
                  llm, # the worker's model (unused by the retrieval worker)
@@ -332,41 +386,52 @@ def worker_agent(name:str, # a key of `WORKERS`
                  prompt:Optional[str]=None, # system prompt; prompts/rag/worker_<kind>.txt if None
                  k:int=5, # hits it retrieves
                  limit:float=60, # seconds per LLM call
+                 small:bool=False, # a small model: its own prompt, each passage cut short
                 ) -> Callable:
     "An async worker: `{question, task}` -> `{result, citations, context}`."
     by_name, kind = {t.name: t for t in tools}, name.removesuffix("_worker")
-    sys = None if kind == "retrieval" else prompt or rag_prompt(f"worker_{kind}")
+    sys = None if kind == "retrieval" else prompt or rag_prompt(f"worker_{kind}", small)
     async def work(inp:dict) -> dict:
-        ps, _, errors = await search_with_fallback(by_name, SEARCH_ORDER, inp.get("task") or inp["question"], k)
+        ps, _, errors = await search_with_fallback(by_name, SEARCH_ORDER, inp.get("task") or inp["question"], k,
+                                                   question=inp["question"])
         if not ps and errors: raise RuntimeError(f"{name}: retrieval failed ({'; '.join(errors)})")
         ctx = as_context(ps)
         if sys is None: return {"result": "\n".join(ctx), "citations": [p["citation"] for p in ps], "context": ctx}
-        msg = request(question=inp["question"], task=inp.get("task"), documents=ctx)
-        out = await ajson(llm, [SystemMessage(sys), HumanMessage(msg)], WORKER_SCHEMA, name, limit)
-        return {"result": out["result"], "citations": keep_citations(out["result"], out["citations"], ctx),
-                "context": ctx}
+        msg = request(question=inp["question"], task=inp.get("task"),
+                      documents=clip_context(ctx, SMALL_PASSAGE_CHARS if small else None))
+        out = await ajson(llm, [SystemMessage(sys), HumanMessage(msg)], SMALL_WORKER_SCHEMA if small else WORKER_SCHEMA,
+                          name, limit)
+        result = grounded(out["result"], inp.get("task") or inp["question"], ctx, sys, small)
+        return {"result": result, "citations": keep_citations(result, out.get("citations", []), ctx), "context": ctx}
     return work
 
 # %% ../../../nbs/rag/workflows/34_agents.ipynb #cd821225
 ANSWER_SCHEMA = {"answer": str, "citations": list[str]}
+SMALL_ANSWER_SCHEMA = {"answer": str}
 
 def structured_rag_branch(llm, # the branch's model
                           tools:Sequence, # retrieval tools
                           prompt:Optional[str]=None, # system prompt; prompts/rag/structured_rag.txt if None
                           k:int=5, # hits it retrieves
                           limit:float=60, # seconds per LLM call
+                          small:bool=False, # a small model: short passages; theirs the answer if the call fails
                          ) -> Callable:
     "An async branch: hybrid retrieval, then one generation call."
-    by_name, sys = {t.name: t for t in tools}, prompt or rag_prompt("structured_rag")
+    by_name, sys = {t.name: t for t in tools}, prompt or rag_prompt("structured_rag", small)
     async def structured(inp:dict) -> dict:
         q = inp.get("standalone_question") or inp["question"]
-        ps, _, errors = await search_with_fallback(by_name, SEARCH_ORDER, q, k)
+        ps, _, errors = await search_with_fallback(by_name, SEARCH_ORDER, q, k, question=inp["question"])
         if not ps: raise RuntimeError(f"structured_rag found no documents ({'; '.join(errors) or 'no hits'})")
         ctx = as_context(ps)
-        msgs = [SystemMessage(sys), HumanMessage(request(question=q, documents=ctx))]
-        out = await ajson(llm, msgs, ANSWER_SCHEMA, "structured_rag", limit)
-        return {"answer": out["answer"].strip(), "citations": keep_citations(out["answer"], out["citations"], ctx),
-                "context": ctx}
+        msgs = [SystemMessage(sys),
+                HumanMessage(request(question=q, documents=clip_context(ctx, SMALL_PASSAGE_CHARS if small else None)))]
+        try: out = await ajson(llm, msgs, SMALL_ANSWER_SCHEMA if small else ANSWER_SCHEMA, "structured_rag", limit)
+        except Exception as e:
+            if not small: raise
+            log.warning("structured_rag: %s: %s; the passages answer", type(e).__name__, e)
+            out = {"answer": ""}
+        answer = grounded(out["answer"], q, ctx, sys, small)
+        return {"answer": answer, "citations": keep_citations(answer, out.get("citations", []), ctx), "context": ctx}
     return structured
 
 # %% ../../../nbs/rag/workflows/34_agents.ipynb #22c99a8e
@@ -385,7 +450,8 @@ def agentic_rag_branch(llm, # the branch's model (it calls the tools)
         out = await agent.ainvoke({"messages": [HumanMessage(q)]}, {"recursion_limit": 2 * max_steps + 1})
         ctx = [c for m in out["messages"] if m.type == "tool" for c in as_context(passages(m))]
         answer = str(out["messages"][-1].content).strip()
-        if not answer: raise RuntimeError("agentic_rag gave no answer")
+        if not ctx and degenerate(answer): raise RuntimeError("agentic_rag gave no answer")
+        answer = grounded(answer, q, ctx)
         return {"answer": answer, "citations": keep_citations(answer, [], ctx), "context": ctx}
     return agentic
 

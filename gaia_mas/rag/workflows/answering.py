@@ -12,6 +12,7 @@ from fastcore.basics import patch
 from ...core.settings import is_postgres, kb_url, redact
 from ...core.utils import deadline_scope, run_sync
 from ..kb.options import open_kb_for
+from .grounding import extractive_answer
 from .rules import PATTERNS, check_request
 from .served import SystemBase
 from .state import Limits, create_initial_state
@@ -62,7 +63,7 @@ async def recall(self:RagSystem, session_id:str) -> tuple[list[dict], Optional[d
 
 # %% ../../../nbs/rag/workflows/36a_answering.ipynb #d0cfde79
 _REPORTED = ("timings", "cut_short", "fallbacks", "errors", "warnings", "branch_errors", "worker_errors",
-             "missing_workers")
+             "missing_workers", "extractive")
 
 # %% ../../../nbs/rag/workflows/36a_answering.ipynb #36ac2686
 def _timing(md:dict, key:str) -> float: return round(float((md.get("timings") or {}).get(key, 0.0)), 3)
@@ -101,7 +102,8 @@ def make_response(pattern:str, # the pattern that ran
 # %% ../../../nbs/rag/workflows/36a_answering.ipynb #88156959
 def salvage(state:dict, what:str) -> dict:
     "A run stopped by its total time limit: the best partial answer it had, or an error naming the limit."
-    partial = state.get("analyzed_info") or "\n".join(state.get("research_context") or [])
+    ctx = state.get("research_context") or state.get("context") or []
+    partial = state.get("analyzed_info") or (extractive_answer(state.get("question") or "", ctx) if ctx else "")
     if partial: return {**state, "final_answer": partial}
     return {**state, "error": state.get("error") or f"the {what} was reached before any answer"}
 
@@ -205,10 +207,12 @@ async def astream(self:RagSystem, question:str, session_id:str, pattern:str="aut
     "Node events as each node finishes (`{'event': 'node', 'node', 'elapsed'}`), then `{'event': 'answer', **response}`."
     check_request(question, session_id, pattern); t0, reasoning = time.monotonic(), None
     if pattern == "auto":
-        pattern, reasoning = await aselect_pattern(question, model_for(self.llm, "selector"), self.limits.llm_call)
+        pattern, reasoning = await aselect_pattern(question, model_for(self.llm, "selector"), self.limits.call(),
+                                                   self.limits.small_model)
         yield {"event": "node", "node": "select_pattern", "elapsed": round(time.monotonic() - t0, 3), "pattern": pattern}
     turns, fitted = await self.recall(session_id)
     state = {**create_initial_state(question, session_id, pattern), "history": turns, "started_at": time.time()}
+    tokens = tokens and not self.limits.small_model  # a small model's reply is the answer once held to the passages
     run = _Run(self.graphs[pattern], state, self.config(session_id, pattern), self.limits.total(pattern), tokens)
     async with contextlib.aclosing(run.events(t0)) as stream:
         async for ev in stream: yield ev

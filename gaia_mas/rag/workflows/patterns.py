@@ -11,17 +11,19 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 from .agents import (DEFAULT_WORKERS, WORKERS, AgenticRag, AnalysisAgent, EvaluatorAgent, ResearchAgent,
                                  StructuredRag, SupervisorAgent, SynthesisAgent, Worker, ajson, cited, rag_prompt,
-                                 request, standalone_question)
+                                 keep_citations, request, standalone_question)
+from .grounding import EXTRACTIVE_LABEL, degenerate, extractive_answer
 from .rules import PATTERNS, Pattern
 from .state import Limits, MultiAgentState
 from ...core.utils import call_timeout, deadline_scope, run_sync
 
 # %% auto #0
-__all__ = ['log', 'BRANCHES', 'CRITICAL_PATH_CALLS', 'SELECTOR_SCHEMA', 'model_for', 'research_node', 'analysis_node',
-           'synthesis_node', 'with_sources', 'finish', 'after_research', 'sequential_workflow', 'mermaid',
-           'branch_node', 'research_branch', 'evaluator_node', 'rewrite_node', 'route_to_parallel_agents',
-           'parallel_workflow', 'supervisor_node', 'route_to_workers', 'worker_node', 'combine_node',
-           'supervisor_workflow', 'build_workflow', 'rule_based_pattern', 'aselect_pattern', 'select_pattern']
+__all__ = ['log', 'BRANCHES', 'SMALL_BRANCHES', 'CRITICAL_PATH_CALLS', 'SELECTOR_SCHEMA', 'model_for', 'research_node',
+           'analysis_node', 'synthesis_node', 'with_sources', 'finish', 'after_research', 'sequential_workflow',
+           'mermaid', 'branches_for', 'branch_node', 'research_branch', 'evaluator_node', 'rewrite_node',
+           'route_to_parallel_agents', 'parallel_workflow', 'supervisor_node', 'route_to_workers', 'worker_node',
+           'combine_node', 'supervisor_workflow', 'build_workflow', 'rule_based_pattern', 'aselect_pattern',
+           'select_pattern']
 
 # %% ../../../nbs/rag/workflows/35_patterns.ipynb #1d5c119e
 log = logging.getLogger(__name__)
@@ -111,15 +113,25 @@ def with_sources(answer:str, citations:Sequence[str]) -> str:
     return f"{answer}\n\nSources: " + "; ".join(citations)
 
 # %% ../../../nbs/rag/workflows/35_patterns.ipynb #61c9969e
+def _answer_of(state:MultiAgentState) -> tuple[str, list]:
+    "The answer and its citations: the workflow's, or the passages' own sentences when it says nothing."
+    answer, cits = state.get("final_answer") or "", state.get("citations") or []
+    ctx = state.get("research_context") or state.get("context") or []
+    if not degenerate(answer) or state.get("error") or not ctx: return answer, cits
+    answer = extractive_answer(state.get("standalone_question") or state["question"], ctx)
+    return answer, keep_citations(answer, [], ctx)
+
 def finish(state:MultiAgentState) -> dict:
-    "The last node of every workflow: sources, the turn in the history, the time taken."
-    answer = with_sources(state.get("final_answer") or "", state.get("citations") or [])
+    "The last node of every workflow: an answer that says something, sources, the turn in the history, the time taken."
+    answer, cits = _answer_of(state)
+    answer = with_sources(answer, cits)
     turn = {"question": state["question"], "standalone": state.get("standalone_question") or state["question"],
             "answer": answer or (state.get("error") or ""), "pattern": state.get("pattern"),
-            "citations": state.get("citations") or [], "at": time.time()}
-    return {"final_answer": answer, "history": [*(state.get("history") or []), turn],
+            "citations": cits, "at": time.time()}
+    return {"final_answer": answer, "citations": cits, "history": [*(state.get("history") or []), turn],
             "iteration_count": (state.get("iteration_count") or 0) + 1,
-            "execution_time": round(time.time() - (state.get("started_at") or time.time()), 3)}
+            "execution_time": round(time.time() - (state.get("started_at") or time.time()), 3),
+            "metadata": {"extractive": answer.startswith(EXTRACTIVE_LABEL)}}
 
 # %% ../../../nbs/rag/workflows/35_patterns.ipynb #e117ea9d
 def _inline(f:Callable) -> Callable:
@@ -141,12 +153,13 @@ def sequential_workflow(llm, # one chat model, or a dict of models by agent name
                        ):
     "The compiled sequential workflow: research -> analysis -> synthesis."
     lim = limits or Limits()
+    small, call = lim.small_model, lim.call()
     summarize = next((t for t in tools if t.name == "summarize_tool"), None)
     g = StateGraph(MultiAgentState)
-    g.add_node("research", research_node(ResearchAgent(model_for(llm, "research"), tools, limit=lim.llm_call)))
+    g.add_node("research", research_node(ResearchAgent(model_for(llm, "research"), tools, limit=call, small=small)))
     g.add_node("analysis", analysis_node(AnalysisAgent(model_for(llm, "analysis"), summarize_tool=summarize,
-                                                       limit=lim.llm_call)))
-    g.add_node("synthesis", synthesis_node(SynthesisAgent(model_for(llm, "synthesis"), limit=lim.llm_call)))
+                                                       limit=call, small=small)))
+    g.add_node("synthesis", synthesis_node(SynthesisAgent(model_for(llm, "synthesis"), limit=call, small=small)))
     g.add_node("finish", _inline(finish))
     g.add_edge(START, "research")
     g.add_conditional_edges("research", _inline(after_research), ["analysis", "finish"])
@@ -165,6 +178,11 @@ def mermaid(app) -> str:
 
 # %% ../../../nbs/rag/workflows/35_patterns.ipynb #c4b9b089
 BRANCHES = ("structured_rag", "agentic_rag", "research_agent")
+SMALL_BRANCHES = ("structured_rag", "research_agent")  # a small model's: no tool-calling agent
+
+def branches_for(limits:Limits) -> tuple[str, ...]:
+    "The parallel branches that run under `limits`."
+    return SMALL_BRANCHES if limits.small_model else BRANCHES
 
 def branch_node(name:str, # the branch, one of BRANCHES
                 run:Callable, # `inp -> {answer, citations}`
@@ -187,14 +205,18 @@ def branch_node(name:str, # the branch, one of BRANCHES
     return branch
 
 # %% ../../../nbs/rag/workflows/35_patterns.ipynb #1bbd8f0a
-def research_branch(research:Callable, synthesis:Callable) -> Callable:
+def research_branch(research:Callable, synthesis:Callable,
+                    small:bool=False, # a small model: the passages' sentences are the answer, with no synthesis call
+                   ) -> Callable:
     "The research agent as a branch: its context, synthesized into an answer."
     async def run(inp:dict) -> dict:
         r = await research(inp)
         if r.get("error"): raise RuntimeError(r["error"])
-        s = await synthesis({**inp, "research_context": r["research_context"],
-                             "analyzed_info": "\n".join(r["research_context"]),
-                             "standalone_question": r["standalone_question"]})
+        ctx, q = r["research_context"], r["standalone_question"]
+        if small:
+            answer = extractive_answer(q, ctx)
+            return {"answer": answer, "citations": keep_citations(answer, [], ctx)}
+        s = await synthesis({**inp, "research_context": ctx, "analyzed_info": "\n".join(ctx), "standalone_question": q})
         return {"answer": s["final_answer"], "citations": s["citations"]}
     return run
 
@@ -224,26 +246,34 @@ def rewrite_node(llm, limit:float=60) -> Callable:
         return {"standalone_question": sq, "metadata": {"timings": {"parallel_branch": round(time.monotonic() - t0, 3)}}}
     return parallel_branch
 
-def route_to_parallel_agents(state:MultiAgentState) -> list[str]:
+def route_to_parallel_agents(state:MultiAgentState, branches:Sequence[str]=BRANCHES) -> list[str]:
     "Every branch, at once."
-    return list(BRANCHES)
+    return list(branches)
 
 # %% ../../../nbs/rag/workflows/35_patterns.ipynb #86f11678
+def _branch_runs(llm, tools:Sequence, lim:Limits) -> dict:
+    "The parallel branches' runs, by name, for the model's size."
+    small, call = lim.small_model, lim.call()
+    runs = {"structured_rag": StructuredRag(model_for(llm, "structured_rag"), tools, limit=call, small=small),
+            "research_agent": research_branch(ResearchAgent(model_for(llm, "research"), tools, limit=call, small=small),
+                                              SynthesisAgent(model_for(llm, "synthesis"), limit=call), small)}
+    if not small: runs["agentic_rag"] = AgenticRag(model_for(llm, "agentic_rag"), tools)
+    return runs
+
 def parallel_workflow(llm, tools:Sequence, checkpointer:Any=None, limits:Optional[Limits]=None):
-    "The compiled parallel workflow: three branches at once, then the evaluator."
+    "The compiled parallel workflow: three branches at once (two for a small model), then the evaluator."
     lim = limits or Limits()
-    runs = {"structured_rag": StructuredRag(model_for(llm, "structured_rag"), tools, limit=lim.llm_call),
-            "agentic_rag": AgenticRag(model_for(llm, "agentic_rag"), tools),
-            "research_agent": research_branch(ResearchAgent(model_for(llm, "research"), tools, limit=lim.llm_call),
-                                              SynthesisAgent(model_for(llm, "synthesis"), limit=lim.llm_call))}
+    runs, names = _branch_runs(llm, tools, lim), branches_for(lim)
     g = StateGraph(MultiAgentState)
-    g.add_node("parallel_branch", rewrite_node(model_for(llm, "research"), lim.llm_call))
-    for name in BRANCHES: g.add_node(name, branch_node(name, runs[name], lim.branch))
-    g.add_node("evaluator", evaluator_node(EvaluatorAgent(model_for(llm, "evaluator"), limit=lim.llm_call)))
+    g.add_node("parallel_branch", rewrite_node(model_for(llm, "research"), lim.call()))
+    for name in names: g.add_node(name, branch_node(name, runs[name], lim.branch))
+    g.add_node("evaluator", evaluator_node(EvaluatorAgent(model_for(llm, "evaluator"), limit=lim.call(),
+                                                          small=lim.small_model)))
     g.add_node("finish", _inline(finish))
     g.add_edge(START, "parallel_branch")
-    g.add_conditional_edges("parallel_branch", _inline(route_to_parallel_agents), list(BRANCHES))
-    g.add_edge(list(BRANCHES), "evaluator"); g.add_edge("evaluator", "finish"); g.add_edge("finish", END)
+    g.add_conditional_edges("parallel_branch", _inline(functools.partial(route_to_parallel_agents, branches=names)),
+                            list(names))
+    g.add_edge(list(names), "evaluator"); g.add_edge("evaluator", "finish"); g.add_edge("finish", END)
     return g.compile(checkpointer=checkpointer, name="parallel_workflow")
 
 # %% ../../../nbs/rag/workflows/35_patterns.ipynb #12937275
@@ -317,10 +347,12 @@ def combine_node(combine:Callable) -> Callable:
 def supervisor_workflow(llm, tools:Sequence, checkpointer:Any=None, limits:Optional[Limits]=None):
     "The compiled supervisor workflow: plan, the chosen workers at once, combine."
     lim = limits or Limits()
-    plan, combine = SupervisorAgent(model_for(llm, "supervisor"), limit=lim.llm_call)
+    small, call = lim.small_model, lim.call()
+    plan, combine = SupervisorAgent(model_for(llm, "supervisor"), limit=call, small=small)
     g = StateGraph(MultiAgentState)
-    g.add_node("supervisor", supervisor_node(plan, model_for(llm, "research"), lim.llm_call))
-    for w in WORKERS: g.add_node(w, worker_node(w, Worker(w, model_for(llm, "workers"), tools, limit=lim.llm_call)))
+    g.add_node("supervisor", supervisor_node(plan, model_for(llm, "research"), call))
+    for w in WORKERS:
+        g.add_node(w, worker_node(w, Worker(w, model_for(llm, "workers"), tools, limit=call, small=small)))
     g.add_node("combine", combine_node(combine)); g.add_node("finish", _inline(finish))
     g.add_edge(START, "supervisor")
     g.add_conditional_edges("supervisor", _inline(route_to_workers), list(WORKERS))
@@ -356,8 +388,11 @@ def rule_based_pattern(question:str) -> tuple[str, str]:
 # %% ../../../nbs/rag/workflows/35_patterns.ipynb #5daaaca8
 SELECTOR_SCHEMA = {"pattern": Pattern, "reasoning": str}
 
-async def aselect_pattern(question:str, llm, limit:float=30) -> tuple[str, str]:
+async def aselect_pattern(question:str, llm, limit:float=30,
+                          small:bool=False, # a small model: the rule-based choice, with no call
+                         ) -> tuple[str, str]:
     "(pattern, reasoning): the model's choice, or the rule-based one when it fails."
+    if small: p, why = rule_based_pattern(question); return p, f"{why} (rule-based: the model is small)"
     try:
         out = await ajson(llm, [SystemMessage(rag_prompt("select_pattern")), HumanMessage(request(question=question))],
                           SELECTOR_SCHEMA, "selector", limit)

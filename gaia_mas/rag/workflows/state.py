@@ -77,13 +77,18 @@ def create_initial_state(question:str, # the user's question
 # %% ../../../nbs/rag/workflows/33_state.ipynb #24c12b85
 @dataclass
 class Limits:
-    "Time limits in seconds: the total per pattern, per parallel branch, and per LLM call."
+    "Time limits in seconds (the total per pattern, per parallel branch, per LLM call) and the small-model budget."
     sequential: float = 60
     parallel: float = 90
     supervisor: float = 120
     branch: float = 30
     llm_call: float = 60
+    small_model: bool = False # fewer and shorter model calls, see `rag.workflows.grounding.small_model`
 
     def total(self, pattern:str) -> float:
         "The total time limit of `pattern`."
         return float(getattr(self, pattern))
+
+    def call(self) -> float:
+        "The limit of one model call: `llm_call`, and for a small model at most three quarters of a branch's time."
+        return min(self.llm_call, 0.75 * self.branch) if self.small_model else self.llm_call

@@ -15,6 +15,7 @@ from ...core.stores import async_sqlite_checkpointer, checkpoint_serde, connect_
 from ...core.utils import deadline_scope, run_sync
 from .answering import ANSWER_NODES, AnswerTokens, RagSystem, make_response, salvage  # its parts, here too
 from ..kb.options import open_kb_for
+from .grounding import SMALL_MAX_TOKENS, small_model
 from .rules import PATTERNS, check_request
 from .state import Limits, create_initial_state
 from .patterns import aselect_pattern, build_workflow, model_for
@@ -33,14 +34,15 @@ AGENT_ROLES = ("research", "analysis", "synthesis", "evaluator", "structured_rag
 MAX_TOKENS = {"research": 256, "analysis": 512, "synthesis": 512, "evaluator": 384, "structured_rag": 512,
               "agentic_rag": 512, "supervisor": 384, "workers": 384, "selector": 128}  # per reply: bounds each call
 
-def _agent_config(m:ModelOptions, role:str):
+def _agent_config(m:ModelOptions, role:str, max_tokens:int):
     "The LLM layer's configuration of one RAG agent."
     from gaia_mas.core.schema import AgentConfig
     return AgentConfig(name=f"rag_{role}", provider=m.provider, model=m.model or "gpt-4o-mini",
                        temperature=0.0, output_schema={}, system_prompt="", base_url=m.base_url,
-                       max_tokens=MAX_TOKENS[role])
+                       max_tokens=max_tokens)
 
 def rag_llms(m:ModelOptions, # the model options
+             small:Optional[bool]=None, # the small-model path; None: `small_model` judges
             ) -> Any:
     "The scripted model, or one model per agent from `llm_factory`, under one rate limiter."
     from gaia_mas.core.llm import llm_factory, make_rate_limiter
@@ -50,7 +52,10 @@ def rag_llms(m:ModelOptions, # the model options
         return scripted_rag_llm(m.latency or 0.0, limiter)
     kw = dict(timeout=m.llm_timeout or 120, max_retries=6 if m.max_retries is None else m.max_retries,
               rate_limiter=limiter)
-    return {role: llm_factory(_agent_config(m, role), None, **kw) for role in AGENT_ROLES}
+    small = small_model(m) if small is None else small  # shorter replies, each fitted to end within its limit
+    if small and m.provider == "openai": kw["repair_cut"] = False
+    tokens = SMALL_MAX_TOKENS if small else MAX_TOKENS
+    return {role: llm_factory(_agent_config(m, role, tokens[role]), None, **kw) for role in AGENT_ROLES}
 
 # %% ../../../nbs/rag/workflows/37_system.ipynb #c719c786
 _MODEL_FIELDS = {f.name for f in dataclasses.fields(ModelOptions)}
@@ -84,11 +89,14 @@ def make_rag_system(options:Optional[ModelOptions]=None, # the models; the scrip
     from gaia_mas.rag.workflows.sessions import BoundedRagSystem
     from gaia_mas.rag.kb.tools import make_rag_tools
     m, r = _typed(options, rag, kw)
-    llm = rag_llms(m)
+    small = small_model(m, r.small_model)  # decided once: the models' token limits and the workflows' path
+    llm = rag_llms(m, small)
     if tools is None:
         knowledge_base = knowledge_base if knowledge_base is not None else open_kb_for(dataclasses.asdict(r))
         tools = make_rag_tools(knowledge_base, llm=model_for(llm, "analysis"))
-    system = BoundedRagSystem(llm, tools, checkpointer, limits or Limits(),
+    lim = limits or Limits()
+    if small and not lim.small_model: lim = dataclasses.replace(lim, small_model=True)
+    system = BoundedRagSystem(llm, tools, checkpointer, lim,
                               history_tokens=int(r.history_tokens), session_ttl=r.session_ttl or None)
     system.kb, system.provider = knowledge_base, m.provider
     if knowledge_base is not None:  # citations a reader can follow: source, section, page, character span
