@@ -426,6 +426,8 @@ def _ask_parser(rag, add_model_options) -> None:
 # %% ../../nbs/rag/38_cli.ipynb #54a25d77
 def cmd_serve(args:argparse.Namespace) -> int:
     "gaia-mas serve: the RAG HTTP service (gaia_mas.rag.service.serve)."
+    from gaia_mas.core.utils import need
+    for m in ("fastapi", "uvicorn", "python_multipart"): need(m, "serve", "the HTTP service")
     from gaia_mas.rag.service.serve import cmd_serve as serve
     if getattr(args, "workers", None) is None: args.workers = default_workers(getattr(args, "sessions", None))
     return serve(args)

@@ -139,7 +139,8 @@ def search_runs(kb, # an open knowledge base
 # %% ../../../nbs/rag/workflows/37b_eval.ipynb #89e46ea5
 def measures(k:int) -> dict[str, Any]:
     "The figures reported, by name: ir-measures' R@k, RR and nDCG@k."
-    import ir_measures as irm
+    from gaia_mas.core.utils import need
+    irm = need("ir_measures", "eval", "retrieval evaluation")
     return {"recall": irm.R @ k, "mrr": irm.RR, "ndcg": irm.nDCG @ k}
 
 # %% ../../../nbs/rag/workflows/37b_eval.ipynb #483e3237
