@@ -149,7 +149,8 @@ def score_run(questions:Sequence[Question], # the questions, with their `sources
               k:int=5, # the cut-off of recall and nDCG
              ) -> dict[str, dict[str, float]]:
     "{question id: {recall, mrr, ndcg}} of one mode's ranking, as ir-measures computes them."
-    import ir_measures as irm
+    from gaia_mas.core.utils import need
+    irm = need("ir_measures", "eval", "retrieval evaluation")
     ms = measures(k); name = {str(v): key for key, v in ms.items()}
     qrels = [irm.Qrel(q.id, s, 1) for q in questions for s in q.sources]
     docs = [irm.ScoredDoc(q.id, s, float(len(run[q.id]) - r)) for q in questions
