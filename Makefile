@@ -99,4 +99,5 @@ bench: check-venv  ## the benchmarks in bench/ (about an hour; each one also run
 	$(BIN)/python bench/rag_burst_model.py
 	$(BIN)/python bench/rag_burst_inproc.py
 	$(BIN)/python bench/rag_cli_start.py
+	$(BIN)/python bench/install_size.py
 	@echo "before/after benches need a checkout of the older code: python bench/rag_load.py --ref DIR (also rag_sessions.py, rag_profile.py)"
