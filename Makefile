@@ -22,15 +22,20 @@ FAST := not (postgres or browser or real_server or process or subprocess or slow
 # overlap; FAST_XDIST= runs them in one process
 FAST_XDIST ?= -n 2
 
-.PHONY: install system venv test test-fast test-nbs test-py lint docs docs-check readme notebooks bench check-venv
+.PHONY: install system venv lock test test-fast test-nbs test-py lint docs docs-check readme notebooks bench check-venv
 
-install: system venv  ## system tools (apt, when missing), then .venv with gaia_mas and its dev tools; fast when done
+install: system venv  ## system tools (apt, when missing), then .venv with gaia_mas[all] and its dev tools; fast when done
 
 system:  ## chromium, tesseract, bubblewrap, node; @playwright/mcp and mermaid-cli into tools/mcp/node_modules
 	PY=$(PY) bash tools/install_system.sh
 
-venv:  ## .venv, and pip install -e ".[dev]" into it when settings.ini or setup.py changed
-	PY=$(PY) VENV=$(VENV) bash tools/make_venv.sh
+# CONSTRAINTS= (empty) installs the newest releases settings.ini allows instead of the pinned ones
+CONSTRAINTS ?= constraints.txt
+venv:  ## .venv, and pip install -c constraints.txt -e ".[all,dev]" into it when settings.ini, setup.py or constraints.txt changed
+	PY=$(PY) VENV=$(VENV) CONSTRAINTS=$(CONSTRAINTS) bash tools/make_venv.sh
+
+lock: check-venv  ## constraints.txt from the venv (pip freeze); UPGRADE=1 first moves the venv to the newest releases
+	VENV=$(VENV) UPGRADE=$(UPGRADE) bash tools/lock.sh
 
 check-venv:
 	@[ -x "$(BIN)/python" ] || { echo "no $(VENV) here: run make install first"; exit 1; }
@@ -58,12 +63,13 @@ test-nbs: check-venv
 test-py: check-venv
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-lint: check-venv  ## the import layers (.importlinter), the types of the public API (mypy.ini), no name that hides a module-level one (pylint), tests/README.md, cell and module sizes
+lint: check-venv  ## the import layers (.importlinter), the types of the public API (mypy.ini), no name that hides a module-level one (pylint), tests/README.md, cell and module sizes, every import declared
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 	$(BIN)/pylint --rcfile=.pylintrc gaia_mas
 	$(BIN)/python tools/tests_map.py --check
 	$(BIN)/python tools/cell_sizes.py --check
+	$(BIN)/python tools/check_deps.py --check
 
 docs: check-venv  ## the docs site in _docs/: every notebook run, then nbdev_docs where Quarto is installed, else MkDocs
 	$(BIN)/python tools/docs.py
@@ -95,4 +101,5 @@ bench: check-venv  ## the benchmarks in bench/ (about an hour; each one also run
 	$(BIN)/python bench/rag_burst_model.py
 	$(BIN)/python bench/rag_burst_inproc.py
 	$(BIN)/python bench/rag_cli_start.py
+	$(BIN)/python bench/install_size.py
 	@echo "before/after benches need a checkout of the older code: python bench/rag_load.py --ref DIR (also rag_sessions.py, rag_profile.py)"

@@ -15,6 +15,11 @@ py_versions = ['3.10', '3.11', '3.12', '3.13']
 min_python = cfg['min_python']
 
 def reqs(key): return shlex.split(cfg.get(key, ''))
+# The extras: each `extra_NAME` line of settings.ini is `pip install 'gaia_mas[NAME]'`; `all` is every one of them, and
+# `dev` is `all` with the dev tools (the tests need every extra)
+extras = {k.removeprefix('extra_'): reqs(k) for k in cfg if k.startswith('extra_')}
+extras['all'] = sorted({r for rs in extras.values() for r in rs})
+extras['dev'] = extras['all'] + reqs('dev_requirements')
 scripts = [s.strip() for s in cfg.get('console_scripts', '').split('\n') if s.strip()]
 readme = root/'README.md'
 # Each folder of prompts/ (baseline/, templates/, ...) is a data-only package under gaia_mas.prompts.
@@ -35,7 +40,7 @@ setuptools.setup(
     package_data={'gaia_mas': ['py.typed'], **{p: ['*.txt'] for p in prompt_pkgs}},
     include_package_data=True,
     install_requires=reqs('requirements'),
-    extras_require={'dev': reqs('dev_requirements')},
+    extras_require=extras,
     python_requires='>=' + min_python,
     long_description=readme.read_text(encoding='utf-8') if readme.exists() else cfg['description'],
     long_description_content_type='text/markdown',

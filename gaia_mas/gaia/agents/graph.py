@@ -59,9 +59,9 @@ def _default_research_tools():
 # %% ../../../nbs/gaia/agents/22_graph.ipynb #dfd9ecd6
 def _opik_tracer(app):
     "An Opik tracer for `app`; opik is imported only here."
-    try: from opik.integrations.langchain import OpikTracer
-    except ImportError as e: raise ImportError("Tracing needs opik: pip install opik") from e
-    return OpikTracer(graph=app.get_graph(xray=True))
+    from gaia_mas.core.utils import need
+    opik_langchain = need("opik.integrations.langchain", "trace", "tracing (--trace)")
+    return opik_langchain.OpikTracer(graph=app.get_graph(xray=True))
 
 # %% ../../../nbs/gaia/agents/22_graph.ipynb #b8512e20
 def build_agents(agent_configs, research_tools, expert_tools, m:dict, guided:bool=False) -> dict:

@@ -97,10 +97,8 @@ def task_file(path:str|Path, # a task file, or a folder that holds metadata.json
 # %% ../../../nbs/gaia/runs/24_tasks.ipynb #63c471c5
 def _parquet_rows(path:Path) -> Iterator[tuple[str, Any]]:
     "Each row of a Parquet task file with its location, 'file:row N'."
-    try:
-        import pyarrow.parquet as pq
-    except ImportError as e:
-        raise ImportError("Reading a .parquet task file needs pyarrow: pip install pyarrow") from e
+    from gaia_mas.core.utils import need
+    pq = need("pyarrow.parquet", "parquet", "reading a .parquet task file")
     yield from ((f"{path}:row {n}", row) for n, row in enumerate(pq.read_table(path).to_pylist(), 1))
 
 # %% ../../../nbs/gaia/runs/24_tasks.ipynb #5f00ceba

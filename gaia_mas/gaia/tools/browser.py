@@ -73,7 +73,8 @@ class MCPSession:
 @patch
 async def _serve(self:MCPSession, ready:asyncio.Future):
     "Connect, hand the session to `ready`, and keep it open until stopped."
-    from mcp import ClientSession
+    from gaia_mas.core.utils import need
+    ClientSession = need("mcp", "web", "the browser (MCP)").ClientSession
     try: from mcp.client.streamable_http import streamable_http_client as connect
     except ImportError: from mcp.client.streamable_http import streamablehttp_client as connect  # mcp < 1.24
     try:
@@ -239,7 +240,8 @@ def excluded_tools() -> set[str]:
 async def get_browser_mcp_tools(mcp_url:Optional[str]=None, # the server; `browser_mcp_url()` when None
                                ) -> list:
     "The MCP server's tools, as sync-capable LangChain tools routed to the research step's session."
-    from langchain_mcp_adapters.tools import load_mcp_tools
+    from gaia_mas.core.utils import need
+    load_mcp_tools = need("langchain_mcp_adapters.tools", "web", "the browser (MCP)").load_mcp_tools
     router = StepRouter(browser_mcp_url(mcp_url))
     tools = await load_mcp_tools(router)
     return [create_sync_wrapper_for_mcp_tool(t) for t in tools if t.name not in excluded_tools()]

@@ -27,6 +27,8 @@ def browser_enabled() -> bool:
 async def _browser_tools(url:str) -> list:
     "The browser's tools, or none (with one warning) when its server cannot be reached."
     try: return await get_browser_mcp_tools(url)
+    except ImportError as e:  # the `web` extra is not installed: the message names it
+        log.warning("No browser tools: %s", e); return []
     except Exception as e:
         e = root_cause(e)
         log.warning(

@@ -189,7 +189,8 @@ def tavily_results(query:str, # what to search the web for
                    max_results:int=5, # how many results
                   ) -> dict:
     "Tavily's raw answer for `query`, from `langchain_tavily.TavilySearch`; failures become `ToolUnavailable`."
-    from langchain_tavily import TavilySearch
+    from gaia_mas.core.utils import need
+    TavilySearch = need("langchain_tavily", "web", "web search (Tavily)").TavilySearch
     key = _tavily_key()
     url, limit = service_url("tavily"), web_timeout()
     search = TavilySearch(tavily_api_key=key, api_base_url=url, max_results=max_results, include_answer=True)
@@ -277,6 +278,8 @@ def youtube_transcript(vid:str, # the video's id
                       ) -> str:
     "A video's title, channel and time-stamped transcript."
     import requests
+    from gaia_mas.core.utils import need
+    need("youtube_transcript_api", "web", "YouTube transcripts")
     from youtube_transcript_api import CouldNotRetrieveTranscript, YouTubeTranscriptApi
     session, limit = _session_class()(), web_timeout()
     try: t = _transcript(YouTubeTranscriptApi(http_client=session), vid)

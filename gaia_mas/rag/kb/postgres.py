@@ -84,9 +84,8 @@ class PostgresKB(KnowledgeBase):
     def __init__(self, url:str, # postgresql://user@host:port/db
                  embeddings:Optional[Embedder]=None, # the embedder; by default the one that built the knowledge base
                 ):
-        try: import psycopg
-        except ImportError:
-            raise ImportError("the PostgreSQL knowledge base needs psycopg: pip install 'psycopg[binary]'") from None
+        from gaia_mas.core.utils import need
+        psycopg = need("psycopg", "postgres", "the PostgreSQL knowledge base")
         self.url, self._local, self._stems, self._psycopg = url, threading.local(), {}, psycopg
         try: self.db
         except psycopg.OperationalError as e:

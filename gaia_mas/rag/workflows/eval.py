@@ -139,7 +139,8 @@ def search_runs(kb, # an open knowledge base
 # %% ../../../nbs/rag/workflows/37b_eval.ipynb #89e46ea5
 def measures(k:int) -> dict[str, Any]:
     "The figures reported, by name: ir-measures' R@k, RR and nDCG@k."
-    import ir_measures as irm
+    from gaia_mas.core.utils import need
+    irm = need("ir_measures", "eval", "retrieval evaluation")
     return {"recall": irm.R @ k, "mrr": irm.RR, "ndcg": irm.nDCG @ k}
 
 # %% ../../../nbs/rag/workflows/37b_eval.ipynb #483e3237
@@ -148,7 +149,8 @@ def score_run(questions:Sequence[Question], # the questions, with their `sources
               k:int=5, # the cut-off of recall and nDCG
              ) -> dict[str, dict[str, float]]:
     "{question id: {recall, mrr, ndcg}} of one mode's ranking, as ir-measures computes them."
-    import ir_measures as irm
+    from gaia_mas.core.utils import need
+    irm = need("ir_measures", "eval", "retrieval evaluation")
     ms = measures(k); name = {str(v): key for key, v in ms.items()}
     qrels = [irm.Qrel(q.id, s, 1) for q in questions for s in q.sources]
     docs = [irm.ScoredDoc(q.id, s, float(len(run[q.id]) - r)) for q in questions

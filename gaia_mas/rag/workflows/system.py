@@ -135,7 +135,8 @@ def _writable_sqlite(path:Path) -> None:
 @contextlib.asynccontextmanager
 async def _postgres_saver(url:str) -> AsyncIterator[Any]:
     "A Postgres checkpointer on a small connection pool, its tables created once (several servers may race to do it)."
-    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from gaia_mas.core.utils import need
+    AsyncPostgresSaver = need("langgraph.checkpoint.postgres.aio", "postgres", "sessions in PostgreSQL").AsyncPostgresSaver
     from psycopg.rows import dict_row
     from psycopg_pool import AsyncConnectionPool
     async with AsyncConnectionPool(url, min_size=1, max_size=10, open=False,

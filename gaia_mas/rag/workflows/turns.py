@@ -73,7 +73,8 @@ class PgTurnLocks:
 
     async def _connection(self):
         "The locks' connection, opened (once, whoever asks first) when there is none or it was lost."
-        import psycopg
+        from gaia_mas.core.utils import need
+        psycopg = need("psycopg", "postgres", "sessions in PostgreSQL")
         async with self._opening:
             if self._conn is None or self._conn.closed:
                 self._conn = await psycopg.AsyncConnection.connect(self.url, autocommit=True, connect_timeout=10,
