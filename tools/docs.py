@@ -144,10 +144,13 @@ _fence = re.compile(r"```python\n.*?```", re.S)
 _hide = {("echo", "false"): "hide_input", ("include", "false"): "remove_cell", ("output", "false"): "hide_output"}
 
 _nb_link = re.compile(r"\]\(((?:[\w.-]+/)*)([\w.-]+)\.ipynb(#[\w.-]*)?\)")
+# nbdev links a name in backticks to its API entry even inside a link's text: [`search`](search.html) becomes a link
+# within a link, which Markdown prints as text; the outer link (the one the author wrote) is kept
+_nested = re.compile(r"\[\[(`[^`\]]+`)\]\([^)\s]*\)\]\(([^)\s]*)\)")
 
 def _markdown(md:str, depth:int, base:str) -> str:
     "A show_doc or markdown text for MkDocs: own links relative, notebooks' links to pages, plain names in signatures."
-    md = _attrs.sub(")", _relative_links(md, depth, base))
+    md = _nested.sub(r"[\1](\2)", _attrs.sub(")", _relative_links(md, depth, base)))
     md = _nb_link.sub(lambda m: f"]({m.group(1)}{_prefix.sub('', m.group(2))}.html{m.group(3) or ''})", md)
     return _fence.sub(lambda m: _code_link.sub(r"\1", m.group(0)), md)
 
