@@ -125,7 +125,7 @@ def test_search_finds_a_function(page, base):
     page.wait_for_url(re.compile(r"rag/kb/api\.html"))
 
 def test_api_entry_shows_its_parameters(page, base):
-    page.goto(base + "gaia/graph.html")
+    page.goto(base + "gaia/agents/graph.html")
     entry = page.locator("h3", has_text=re.compile(r"^\s*answer_question")).first
     entry.wait_for()
     sig = entry.locator("xpath=following::pre[1]").inner_text()
@@ -133,6 +133,9 @@ def test_api_entry_shows_its_parameters(page, base):
     assert "thread_id:Optional[str]=None, # checkpointer thread" in sig
     doc = entry.locator("xpath=following::p[1]").inner_text()
     assert "final state" in doc
+    page.set_viewport_size({"width": 390, "height": 844})   # on a phone the signature wraps: nothing cut off or hidden
+    pre = entry.locator("xpath=following::pre[1]")
+    assert pre.evaluate("e => e.scrollWidth <= e.clientWidth + 1"), pre.evaluate("e => [e.scrollWidth, e.clientWidth]")
 
 def test_no_page_asks_the_network(page, base, site):
     "Every page loads with nothing from beyond the local server (the `page` fixture fails the test otherwise)."
