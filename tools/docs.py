@@ -190,6 +190,7 @@ def _page(nb, depth:int, base:str, ids:set) -> str:
         if cell["cell_type"] == "code": _options(cell)
         for out in cell.get("outputs", []):
             data = out.get("data", {})
+            if "text/html" in data: data["text/html"] = _framed("".join(data["text/html"]))
             md = data.get("text/markdown")
             if md is None: continue
             md = _tool_heading.sub(r"\1 \2", _markdown("".join(md), depth, base))
@@ -198,6 +199,13 @@ def _page(nb, depth:int, base:str, ids:set) -> str:
             if _mermaid.search(md): data.pop("text/markdown"); data["text/html"] = _mermaid.sub(_img(depth), md)
             else: data["text/markdown"] = md
     return title
+
+def _framed(html:str) -> str:
+    "A whole HTML page (a report a cell shows) in a frame of its own, so that its styles stay off the docs page."
+    if not html.lstrip()[:15].lower().startswith("<!doctype html"): return html
+    import html as _h
+    return (f'<iframe class="page-output" title="the page the cell made" sandbox srcdoc="{_h.escape(html, quote=True)}">'
+            "</iframe>")
 
 # show_doc of a LangChain tool names it "image_tool'> func=<function image_tool at 0x...>"
 _tool_heading = re.compile(r"^(#{2,4}) (\w+)'> func=<function \w+ at 0x[0-9a-f]+>\s*$", re.M)
