@@ -63,13 +63,14 @@ test-nbs: check-venv
 test-py: check-venv
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-lint: check-venv  ## the import layers (.importlinter), the types of the public API (mypy.ini), no name that hides a module-level one (pylint), tests/README.md, cell and module sizes, every import declared
+lint: check-venv  ## the import layers (.importlinter), the types of the public API (mypy.ini), no name that hides a module-level one (pylint), tests/README.md, cell and module sizes, every import declared, test imports hidden from the docs
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 	$(BIN)/pylint --rcfile=.pylintrc gaia_mas
 	$(BIN)/python tools/tests_map.py --check
 	$(BIN)/python tools/cell_sizes.py --check
 	$(BIN)/python tools/check_deps.py --check
+	$(BIN)/python tools/hide_test_imports.py --check
 
 docs: check-venv  ## the docs site in _docs/: every notebook run, then nbdev_docs where Quarto is installed, else MkDocs
 	$(BIN)/python tools/docs.py

@@ -8,22 +8,42 @@ import argparse, atexit, json, os, signal, sys
 from typing import Optional, Sequence
 from .gaia.cli import add_gaia_parsers
 from .rag.cli import add_rag_parsers
-from .core.settings import config_rows, config_text
+from .core.settings import config_rows, config_text, settings
 
 # %% auto #0
-__all__ = ['cmd_config', 'add_config_parser', 'parser', 'main']
+__all__ = ['NO_KEY', 'no_key_text', 'cmd_config', 'add_config_parser', 'parser', 'main']
+
+# %% ../nbs/40_cli.ipynb #a1c0e7b2
+NO_KEY = [("gaia-mas ask, run, rag ask, serve", "refuse, naming the fix: OPENAI_API_KEY, --base-url for a local model, "
+                                                "or --provider scripted for a dry run"),
+          ("gaia-mas rag eval --answers", "refuses as rag ask does; without --answers it needs no key"),
+          ("gaia-mas rag ingest, search, eval", "work: the knowledge base and its embedder run on this machine"),
+          ("gaia-mas score, report, config", "work: they call no model"),
+          ("langgraph dev", "its graphs use the scripted model, unless GAIA_MAS_PROVIDER names another")]
+
+def no_key_text() -> str:
+    "What each command does with no model key, after a line on the key in effect."
+    s = settings()
+    rows = [(c, "answer with the scripted model (GAIA_MAS_SCRIPTED is on): a dry run" if s.scripted and i < 2 else w)
+            for i, (c, w) in enumerate(NO_KEY)]
+    have = ("OPENAI_API_KEY" if s.openai_api_key else "") or ("OPENAI_BASE_URL" if s.openai_base_url else "")
+    head = (f"{have} is set: the commands that call a model use it. Without a key, each command:" if have else
+            "No model key is set (OPENAI_API_KEY or OPENAI_BASE_URL). Each command:")
+    w = max(len(c) for c, _ in rows)
+    return "\n".join([head, *(f"  {c:<{w}}  {what}" for c, what in rows)])
+
 
 # %% ../nbs/40_cli.ipynb #062457b7
 def cmd_config(args:argparse.Namespace) -> int:
     "`gaia-mas config`: every setting in effect and where it came from, keys masked."
     rows = config_rows()
-    print(json.dumps(rows, indent=1) if args.json else config_text(rows))
+    print(json.dumps(rows, indent=1) if args.json else config_text(rows) + "\n\n" + no_key_text())
     return 0
 
 def add_config_parser(sub:argparse._SubParsersAction) -> None:
     "The `config` command."
-    p = sub.add_parser("config", help="show every setting in effect (GAIA_MAS_*, the providers' keys masked) "
-                                      "and where each came from")
+    p = sub.add_parser("config", help="show every setting in effect (GAIA_MAS_*, the providers' keys masked), "
+                                      "where each came from, and what each command does with no key")
     p.add_argument("--json", action="store_true", help="a JSON list of {variable, value, source, help}")
     p.set_defaults(func=cmd_config)
 

@@ -33,3 +33,19 @@ def test_config_text_and_a_bad_value():
     r = config(GAIA_MAS_BROWSER="maybe")
     assert (r.returncode, r.stdout) == (2, "")
     assert r.stderr.startswith("gaia-mas: GAIA_MAS_BROWSER: Input should be a valid boolean") and r.stderr.count("\n") == 1
+
+
+def test_config_says_what_each_command_does_with_no_key(tmp_path):
+    "With no key, config says that ask refuses and that langgraph dev falls back to the scripted model; ask does refuse."
+    r = config(GAIA_MAS_CACHE=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    said = r.stdout.split("No model key is set", 1)[1]
+    ask_line = next(l for l in said.splitlines() if l.strip().startswith("gaia-mas ask"))
+    assert "refuse" in ask_line and "--provider scripted" in ask_line, said
+    assert "scripted model" in next(l for l in said.splitlines() if "langgraph dev" in l), said
+    ask = subprocess.run([*GAIA, "ask", "What is 2 + 2?", "--memory"], capture_output=True, text=True, timeout=120,
+                         env=cli_env(GAIA_MAS_CACHE=str(tmp_path)))
+    assert ask.returncode == 2 and "OPENAI_API_KEY is not set" in ask.stderr and "--provider scripted" in ask.stderr
+    keyed = config(OPENAI_API_KEY="sk-test-secret", GAIA_MAS_CACHE=str(tmp_path))
+    assert "OPENAI_API_KEY is set: the commands that call a model use it" in keyed.stdout
+    assert "sk-test-secret" not in keyed.stdout + keyed.stderr

@@ -144,10 +144,13 @@ _fence = re.compile(r"```python\n.*?```", re.S)
 _hide = {("echo", "false"): "hide_input", ("include", "false"): "remove_cell", ("output", "false"): "hide_output"}
 
 _nb_link = re.compile(r"\]\(((?:[\w.-]+/)*)([\w.-]+)\.ipynb(#[\w.-]*)?\)")
+# nbdev links a name in backticks to its API entry even inside a link's text: [`search`](search.html) becomes a link
+# within a link, which Markdown prints as text; the outer link (the one the author wrote) is kept
+_nested = re.compile(r"\[\[(`[^`\]]+`)\]\([^)\s]*\)\]\(([^)\s]*)\)")
 
 def _markdown(md:str, depth:int, base:str) -> str:
     "A show_doc or markdown text for MkDocs: own links relative, notebooks' links to pages, plain names in signatures."
-    md = _attrs.sub(")", _relative_links(md, depth, base))
+    md = _nested.sub(r"[\1](\2)", _attrs.sub(")", _relative_links(md, depth, base)))
     md = _nb_link.sub(lambda m: f"]({m.group(1)}{_prefix.sub('', m.group(2))}.html{m.group(3) or ''})", md)
     return _fence.sub(lambda m: _code_link.sub(r"\1", m.group(0)), md)
 
@@ -187,6 +190,7 @@ def _page(nb, depth:int, base:str, ids:set) -> str:
         if cell["cell_type"] == "code": _options(cell)
         for out in cell.get("outputs", []):
             data = out.get("data", {})
+            if "text/html" in data: data["text/html"] = _framed("".join(data["text/html"]))
             md = data.get("text/markdown")
             if md is None: continue
             md = _tool_heading.sub(r"\1 \2", _markdown("".join(md), depth, base))
@@ -195,6 +199,13 @@ def _page(nb, depth:int, base:str, ids:set) -> str:
             if _mermaid.search(md): data.pop("text/markdown"); data["text/html"] = _mermaid.sub(_img(depth), md)
             else: data["text/markdown"] = md
     return title
+
+def _framed(html:str) -> str:
+    "A whole HTML page (a report a cell shows) in a frame of its own, so that its styles stay off the docs page."
+    if not html.lstrip()[:15].lower().startswith("<!doctype html"): return html
+    import html as _h
+    return (f'<iframe class="page-output" title="the page the cell made" sandbox srcdoc="{_h.escape(html, quote=True)}">'
+            "</iframe>")
 
 # show_doc of a LangChain tool names it "image_tool'> func=<function image_tool at 0x...>"
 _tool_heading = re.compile(r"^(#{2,4}) (\w+)'> func=<function \w+ at 0x[0-9a-f]+>\s*$", re.M)

@@ -4,6 +4,9 @@
   and Mermaid from a CDN. The notebooks have no TeX, and their Mermaid diagrams are already SVG files, so those go.
 - The page's table of contents is made from the headings the page has (section titles and show_doc's API entries),
   so each of its links goes to an id on the page.
+- Search ranks prose first: the source of code cells and what they print are left out of the search index
+  (`data-search-exclude`, which Material's search plugin honours), so the tests in a notebook do not outrank its text
+  and API entries; the guides get a boost.
 """
 import html as _html, re
 
@@ -12,6 +15,10 @@ _script = re.compile(r"<script\b[^>]*>.*?</script>", re.S | re.I)
 _mathjax_config = re.compile(r'<script type="text/x-mathjax-config">.*?</script>', re.S)
 _notice = re.compile(r'<span class="notice"[^>]*>\s*Copied!\s*</span>')
 _heading = re.compile(r'<h([23]) id="([^"]+)">(.*?)</h\1>', re.S)
+_code_input = re.compile(r'(<div class="highlight-ipynb[^"]*">)<pre>')
+# the copy button's source: the cell's code again, as text; a `pre` too, so that the search can leave it out
+_text_output = re.compile(r'(<div class="[^"]*jp-RenderedText[^"]*"[^>]*>\s*)<pre>')
+_copy_text = re.compile(r'<div class="clipboard-copy-txt" (id="[^"]*")>(.*?)</div>', re.S)
 
 def _drop_remote(m):
     "A script block that imports from the network becomes nothing; any other stays."
@@ -34,4 +41,9 @@ def on_page_content(html, page, config, files):
     # the copy button's "Copied!" comes from docs.css, so that the search index does not hold it
     html = _notice.sub('<span class="notice" hidden></span>', _script.sub(_drop_remote, html))
     if page.file.src_path.endswith(".ipynb"): page.toc = get_toc(_toc(html))
+    # on a `pre`, never a `div`: the search plugin matches skipped elements by tag name, and divs nest
+    html = _code_input.sub(r"\1<pre data-search-exclude>", html)
+    html = _text_output.sub(r"\1<pre data-search-exclude>", html)   # what a cell printed: a test's output, mostly
+    html = _copy_text.sub(r'<pre class="clipboard-copy-txt" \1 data-search-exclude>\2</pre>', html)
+    if page.file.src_path.startswith("guides/"): page.meta.setdefault("search", {}).setdefault("boost", 4)
     return html

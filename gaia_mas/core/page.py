@@ -53,8 +53,14 @@ th,td{border-bottom:1px solid #eef;padding:4px 6px;text-align:left;vertical-alig
 min-width:3em}
 th{background:#f4f5fa}.wide{min-width:18em}.short{min-width:6em}.num{white-space:nowrap;min-width:0}
 .ok{background:#e5f6e9}.bad{background:#fbe7e7}.fail{background:#fff4d6}
-.sub{color:#667;font-size:11px}svg{max-width:100%;height:auto;display:block}
-@media (max-width:600px){body{margin:12px}.wide{min-width:15em}}"""
+.sub{color:#667;font-size:11px}.num .sub{white-space:normal}svg{max-width:100%;height:auto;display:block}
+@media (max-width:600px){body{margin:12px}.tbl{overflow-x:visible}
+.tbl table,.tbl tbody,.tbl tr,.tbl td{display:block;width:auto;min-width:0}.tbl tr:first-child{display:none}
+.tbl tr{border:1px solid #dde;border-radius:6px;margin:0 0 10px;padding:2px 0}
+.tbl td{border-bottom:1px solid #f2f2f7;padding:4px 8px 4px 7.6em;display:flow-root;white-space:normal}
+.tbl td:last-child{border-bottom:0}
+.tbl td::before{content:attr(data-label);float:left;width:6.8em;margin-left:-7.2em;font-weight:600;color:#556;
+overflow-wrap:anywhere}}"""
 
 # %% ../../nbs/core/06_page.ipynb #2caebcbf
 def page(title:str, # the page's title, also its first heading
@@ -90,9 +96,11 @@ class Cell:
     title: Optional[str] = None
     sub: Optional[str] = None
 
-    def html(self, tag:str="td") -> str:
+    def html(self, tag:str="td", # td, or th for a header cell
+             label:str="", # its column's name, shown before it when the row is a card on a narrow screen
+            ) -> str:
         "The cell as a `td` (or `th`) element."
-        attrs = ((f' class="{esc(self.cls)}"' if self.cls else "")
+        attrs = ((f' class="{esc(self.cls)}"' if self.cls else "") + (f' data-label="{esc(label)}"' if label else "")
                  + (f' title="{esc(self.title)}"' if self.title else ""))
         sub = f'<div class="sub">{esc(self.sub)}</div>' if self.sub else ""
         return f"<{tag}{attrs}>{esc(self.content)}{sub}</{tag}>"
@@ -101,10 +109,12 @@ class Cell:
 def table(head:Sequence, # the header cells
           rows:Iterable[Sequence], # each row's cells: values or `Cell`s
          ) -> Raw:
-    "A table with one header row, in a box of its own that scrolls sideways when the table is wider than the screen."
-    cell = lambda x, tag: (x if isinstance(x, Cell) else Cell(x)).html(tag)
-    tr = lambda xs, tag: "<tr>" + "".join(cell(x, tag) for x in xs) + "</tr>"
-    return Raw(f'<div class="tbl"><table>{tr(head, "th")}{"".join(tr(r, "td") for r in rows)}</table></div>')
+    "A table with one header row; on a narrow screen each row is a card whose cells carry their column's name."
+    as_cell = lambda x: x if isinstance(x, Cell) else Cell(x)
+    labels = [str(as_cell(h).content) for h in head]
+    tr = lambda xs, tag, names=(): "<tr>" + "".join(as_cell(x).html(tag, names[i] if i < len(names) else "")
+                                                    for i, x in enumerate(xs)) + "</tr>"
+    return Raw(f'<div class="tbl"><table>{tr(head, "th")}{"".join(tr(r, "td", labels) for r in rows)}</table></div>')
 
 # %% ../../nbs/core/06_page.ipynb #04690183
 @dataclass

@@ -60,7 +60,7 @@ class Settings(SettingsBase):
     prompts: Optional[Path] = _var(help="a folder of prompt sets, looked in before the packaged prompts/")
     scripted: bool = _var(False, "make the scripted model the default provider: every command becomes a dry run")
     provider: Optional[str] = _var(help="the provider of the `langgraph dev` graphs",
-                                   shown="openai with a key or OPENAI_BASE_URL, else scripted")
+                                   shown="`langgraph dev`: openai with a key or OPENAI_BASE_URL, else scripted")
     model: Optional[str] = _var(help="the model of the `langgraph dev` graphs", shown="gpt-4o-mini")
     trace: bool = _var(False, "trace runs with Opik, as --trace does")
     openai_api_key: Optional[SecretStr] = _var(help="OpenAI's API key (or the key of the OPENAI_BASE_URL server)",

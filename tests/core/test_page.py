@@ -1,8 +1,10 @@
 """Every HTML page the project writes, in Debian's headless Chromium at a phone's size (390x844, touch) and a desktop's
 (1280x800): the GAIA run report (`gaia-mas report --html`), the retrieval evaluation (`gaia-mas rag eval --html`) and
-the chat page the service serves (with an answer and an opened citation, then the cited document). Each must not scroll sideways, keep every
-table row under 240 px and keep every chart inside the window, its labels apart. With $GAIA_MAS_PAGE_SHOTS set, the
-screenshots are kept in that folder (report_phone.png, eval_desktop.png, chat_phone.png, ...)."""
+the chat page the service serves (with an answer and an opened citation, then the cited document). Each must not scroll
+sideways, hold no box that scrolls sideways inside it (on a phone a table's rows are cards, so a run's answer, whether
+it is right and each mode's rank show without one), show every table cell inside the window, keep every table row under
+240 px and keep every chart inside the window, its labels apart. With $GAIA_MAS_PAGE_SHOTS set, the screenshots are
+kept in that folder (report_phone.png, eval_desktop.png, chat_phone.png, ...)."""
 import os
 from pathlib import Path
 import pytest
@@ -86,14 +88,24 @@ def browser():
         browser.close()
 
 
-# What a reader of the page meets: sideways scrolling, rows taller than 240 px, chart parts outside the window or
-# outside their chart's box (cut), and labels of one chart drawn over each other.
+# What a reader of the page meets: sideways scrolling, of the page or of a box inside it, table cells past the window,
+# table rows taller than 240 px (a row shown as a card may be taller), chart parts outside the window or outside their
+# chart's box (cut), and labels of one chart drawn over each other.
 # W is the screen's width: a phone's browser widens its window (innerWidth) to a page that is too wide.
 MEASURE = """W => {
   const out = {width: Math.max(document.documentElement.scrollWidth, innerWidth), window: W, tall: [], outside: [],
-               overlaps: []};
+               overlaps: [], scrollers: [], cells: []};
   for (const tr of document.querySelectorAll("tr")) {
-    const h = tr.getBoundingClientRect().height; if (h > 240) out.tall.push([tr.textContent.slice(0, 40), h]);
+    const h = tr.getBoundingClientRect().height;
+    if (h > 240 && getComputedStyle(tr).display === "table-row") out.tall.push([tr.textContent.slice(0, 40), h]);
+  }
+  for (const el of document.querySelectorAll("body *")) {
+    if (el.scrollWidth > el.clientWidth + 1 && ["auto", "scroll"].includes(getComputedStyle(el).overflowX))
+      out.scrollers.push([el.tagName, el.className, el.clientWidth, el.scrollWidth]);
+  }
+  for (const td of document.querySelectorAll("td")) {
+    const r = td.getBoundingClientRect();
+    if (r.width > 0 && (r.left < -1 || r.right > W + 1)) out.cells.push([td.textContent.slice(0, 30), Math.round(r.right)]);
   }
   document.querySelectorAll("svg").forEach((svg, i) => {
     const box = svg.getBoundingClientRect();
@@ -120,6 +132,8 @@ def check(page, name:str, screen:str) -> dict:
         page.screenshot(path=str(Path(SHOTS)/f"{name}_{screen}.png"), full_page=True)
     m = page.evaluate(MEASURE, SCREENS[screen]["viewport"]["width"])
     assert m["width"] <= m["window"], f"{name} on a {screen}: the page is {m['width']} px wide in {m['window']} px"
+    assert not m["scrollers"], f"{name} on a {screen}: boxes that scroll sideways inside the page: {m['scrollers'][:5]}"
+    assert not m["cells"], f"{name} on a {screen}: table cells past the window: {m['cells'][:5]}"
     assert not m["tall"], f"{name} on a {screen}: rows taller than 240 px: {m['tall'][:5]}"
     assert not m["outside"], f"{name} on a {screen}: chart parts past the window or their chart: {m['outside'][:5]}"
     assert not m["overlaps"], f"{name} on a {screen}: chart labels drawn over each other: {m['overlaps'][:5]}"

@@ -1,5 +1,5 @@
-"""The README's table of variables is the one the settings object makes, in the notebook and in README.md, so the two
-cannot drift apart; every variable a library module names is a setting."""
+"""The settings guide shows the table of variables the settings object makes, drawn when the page is built, so the two
+cannot drift apart, and the README keeps no copy of it; every variable a library module names is a setting."""
 import json, re
 from pathlib import Path
 
@@ -8,10 +8,12 @@ from gaia_mas.core.settings import Settings, env_names, settings_table
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_readme_table_is_the_settings_table():
-    index = "\n".join("".join(c["source"]) for c in json.loads((ROOT/"nbs"/"index.ipynb").read_text())["cells"])
-    assert settings_table() in index, "run: python -c 'from gaia_mas.core.settings import settings_table' (see nbs/index.ipynb)"
-    assert settings_table() in (ROOT/"README.md").read_text(), "run python tools/readme.py"
+def test_the_settings_guide_draws_the_settings_table():
+    cells = json.loads((ROOT/"nbs"/"guides"/"05_settings.ipynb").read_text())["cells"]
+    code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    assert any(src.rstrip().endswith("Markdown(settings_table())") for src in code), "the guide must draw the table"
+    assert "| Variable | Default |" not in (ROOT/"README.md").read_text(), "the README keeps no copy of the table"
+    assert settings_table().count("\n") + 1 == 2 + len(Settings.model_fields)
 
 
 def test_every_variable_the_library_names_is_a_setting():
