@@ -224,8 +224,7 @@ class GaiaWidget:
                  demo_answer:str="Paris", # what the scripted model answers
                  demo_latency:float=0.2, # seconds per scripted model call, so the progress can be watched
                 ):
-        from gaia_mas.core.utils import need
-        W = need("ipywidgets", "app", "the notebook app")
+        from gaia_mas.core.utils import need; W = need("ipywidgets", "app", "the notebook app")
         self.W, self.demo_answer, self.demo_latency = W, demo_answer, demo_latency
         self.task, self.tasks, self.current, self.lines, self.t0 = None, {}, None, [], 0.0
         self._inputs({"demo": "scripted"}.get(provider, provider) or default_provider())

@@ -11,7 +11,7 @@ from ...core.schema import Range
 from ...core.utils import call_timeout
 from .agent_kit import (ajson, as_context, cited, context_citations, passages, rag_prompt, request,
                                              request_sections, score, search_with_fallback)
-from .grounding import (SMALL_PASSAGE_CHARS, clip_context, degenerate, extractive_answer, grounded,
+from .grounding import (SMALL_PASSAGE_CHARS, clip_context, code_first, degenerate, extractive_answer, grounded,
                                               own_question)
 
 log = logging.getLogger(__name__)
@@ -19,13 +19,13 @@ log = logging.getLogger(__name__)
 # %% auto #0
 __all__ = ['log', 'RESEARCH_SCHEMA', 'ANALYSIS_SCHEMA', 'Score', 'SYNTHESIS_SCHEMA', 'SMALL_SYNTHESIS_SCHEMA', 'CRITERIA',
            'EVALUATOR_SCHEMA', 'WORKERS', 'DEFAULT_WORKERS', 'PLAN_SCHEMA', 'COMBINE_SCHEMA', 'SMALL_WORKERS',
-           'SEARCH_ORDER', 'WORKER_SCHEMA', 'SMALL_WORKER_SCHEMA', 'ANSWER_SCHEMA', 'SMALL_ANSWER_SCHEMA',
-           'ResearchAgent', 'AnalysisAgent', 'SynthesisAgent', 'EvaluatorAgent', 'SupervisorAgent', 'Worker',
-           'StructuredRag', 'AgenticRag', 'read_sections', 'plan_filters', 'history_lines', 'sane_plan',
-           'research_plan', 'research_searches', 'unique_passages', 'research_agent', 'standalone_question', 'condense',
-           'analysis_agent', 'keep_citations', 'synthesis_agent', 'CandidateScores', 'heuristic_scores', 'model_scores',
-           'evaluator_agent', 'WorkerTask', 'worker_key', 'tidy_answer', 'supervisor_agent', 'worker_agent',
-           'structured_rag_branch', 'agentic_rag_branch']
+           'SEARCH_ORDER', 'CODE_SEARCH_ORDER', 'WORKER_SCHEMA', 'SMALL_WORKER_SCHEMA', 'ANSWER_SCHEMA',
+           'SMALL_ANSWER_SCHEMA', 'ResearchAgent', 'AnalysisAgent', 'SynthesisAgent', 'EvaluatorAgent',
+           'SupervisorAgent', 'Worker', 'StructuredRag', 'AgenticRag', 'read_sections', 'plan_filters', 'history_lines',
+           'sane_plan', 'research_plan', 'research_searches', 'unique_passages', 'research_agent',
+           'standalone_question', 'condense', 'analysis_agent', 'keep_citations', 'synthesis_agent', 'CandidateScores',
+           'heuristic_scores', 'model_scores', 'evaluator_agent', 'WorkerTask', 'worker_key', 'tidy_answer',
+           'supervisor_agent', 'worker_agent', 'structured_rag_branch', 'agentic_rag_branch']
 
 # %% ../../../nbs/rag/workflows/34_agents.ipynb #94852452
 RESEARCH_SCHEMA = {"standalone_question": str, "search_query": str, "keywords": list[str], "metadata_filter": str,
@@ -377,6 +377,7 @@ def supervisor_agent(llm, # the supervisor's model
 
 # %% ../../../nbs/rag/workflows/34_agents.ipynb #677260d9
 SEARCH_ORDER = ("hybrid_search_tool", "retrieve_tool", "keyword_search_tool")
+CODE_SEARCH_ORDER = ("retrieve_tool", "hybrid_search_tool", "keyword_search_tool")  # passages, not pages: a page's code
 WORKER_SCHEMA = {"result": str, "citations": list[str]}
 SMALL_WORKER_SCHEMA = {"result": str}
 
@@ -392,8 +393,10 @@ def worker_agent(name:str, # a key of `WORKERS`
     by_name, kind = {t.name: t for t in tools}, name.removesuffix("_worker")
     sys = None if kind == "retrieval" else prompt or rag_prompt(f"worker_{kind}", small)
     async def work(inp:dict) -> dict:
-        ps, _, errors = await search_with_fallback(by_name, SEARCH_ORDER, inp.get("task") or inp["question"], k,
-                                                   question=inp["question"])
+        order = CODE_SEARCH_ORDER if kind == "code" else SEARCH_ORDER
+        ps, _, errors = await search_with_fallback(by_name, order, inp.get("task") or inp["question"],
+                                                   3 * k if kind == "code" else k, question=inp["question"])
+        ps = code_first(ps)[:k] if kind == "code" else ps  # the code of a page, not only its best passage
         if not ps and errors: raise RuntimeError(f"{name}: retrieval failed ({'; '.join(errors)})")
         ctx = as_context(ps)
         if sys is None: return {"result": "\n".join(ctx), "citations": [p["citation"] for p in ps], "context": ctx}

@@ -11,8 +11,8 @@ from ...core.options import ModelOptions
 
 # %% auto #0
 __all__ = ['SMALL_MAX_TOKENS', 'SMALL_PASSAGE_CHARS', 'EXTRACTIVE_LABEL', 'NO_PASSAGES', 'small_model', 'degenerate',
-           'content_words', 'own_question', 'is_code', 'wants_code', 'for_question', 'extractive_answer', 'unsupported',
-           'whole_sentences', 'grounded', 'clip_context']
+           'content_words', 'own_question', 'is_code', 'wants_code', 'for_question', 'code_first', 'extractive_answer',
+           'unsupported', 'whole_sentences', 'grounded', 'clip_context']
 
 # %% ../../../nbs/rag/workflows/33c_grounding.ipynb #424d10a8
 def small_model(m:ModelOptions, # the models' options: provider, model, base_url
@@ -104,6 +104,12 @@ def for_question(ps:Sequence[dict], # passages, `{'text', 'citation'}`
     "The passages worth offering as sources for `question`: code passages dropped when it is prose."
     if question is None or wants_code(question): return list(ps)
     return [p for p in ps if not is_code(p["text"])]
+
+# %% ../../../nbs/rag/workflows/33c_grounding.ipynb #6fe14ce3
+def code_first(ps:Sequence[dict], # passages, `{'text', 'citation'}`
+              ) -> list[dict]:
+    "The passages that hold code (a fenced block, or code alone) first, each group in its order."
+    return sorted(ps, key=lambda p: not ("```" in p["text"] or is_code(p["text"])))
 
 # %% ../../../nbs/rag/workflows/33c_grounding.ipynb #525fac9d
 EXTRACTIVE_LABEL = "From the sources:"
