@@ -450,6 +450,9 @@ def _serve_parser(sub, add_model_options) -> None:
     v.add_argument("--allowed-host", action="append", metavar="NAME",
                    help="a name the server answers besides localhost and loopback addresses, e.g. rag.lan "
                         "(repeatable; also $GAIA_MAS_ALLOWED_HOSTS, comma-separated)")
+    v.add_argument("--allow-keyless", action="store_true",
+                   help="listen beyond loopback (--host) with no API key anyway: anyone who can reach the machine may "
+                        "read and change the knowledge base and run the models")
     v.add_argument("--sessions", help="checkpointer URL for conversations "
                                       "(default: the KB's Postgres, else a SQLite file beside the KB)")
     v.add_argument("--max-upload-mb", type=float, default=25,

@@ -126,3 +126,14 @@ def test_answers_that_outlast_the_body_deadline_are_not_cut(tmp_path):
         assert took > 1, took  # it did outlast the 1 s body deadline
         r = httpx.post(f"{url}/multiagent/sequential/chat", json=body, headers=hdr, timeout=60)
         assert r.status_code == 200 and r.json()["answer"]
+
+
+def test_access_log_masks_every_query_value(server):
+    "A key sent as a query parameter of any name (one the key guard does not know, too) never reaches the access log."
+    url, _, lines = server
+    names = ("auth", "bearer", "authorization", "api_token", "apiToken", "access-token", "sig", "x")
+    for name in names:
+        httpx.get(f"{url}/kb/documents", params={name: KEY}, headers={"X-API-Key": KEY}, timeout=30)
+    log = _logged(lines, *(f"/kb/documents?{n}=***" for n in names))
+    assert KEY not in log.replace(f"X-API-Key: {KEY}", ""), log[-3000:]
+    assert all(f"/kb/documents?{n}=***" in log for n in names), log[-3000:]
