@@ -20,12 +20,12 @@ import argparse, asyncio, math, os, resource, sys, tempfile, time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from langgraph.checkpoint.memory import InMemorySaver
-from gaia_mas.gaia.config import load_baseline_prompts, make_agent_configs
-from gaia_mas.gaia.graph import create_multi_agent_graph
-from gaia_mas.gaia.build import scripted_llm
-from gaia_mas.gaia.checkpoints import forget, open_checkpointer, run_key
-from gaia_mas.gaia.runner import run_batch, run_task
-from gaia_mas.gaia.tasks import ResultWriter
+from gaia_mas.gaia.agents.config import load_baseline_prompts, make_agent_configs
+from gaia_mas.gaia.agents.graph import create_multi_agent_graph
+from gaia_mas.gaia.agents.build import scripted_llm
+from gaia_mas.gaia.runs.checkpoints import forget, open_checkpointer, run_key
+from gaia_mas.gaia.runs.runner import run_batch, run_task
+from gaia_mas.gaia.runs.tasks import ResultWriter
 
 CONFIGS = make_agent_configs(load_baseline_prompts())
 TIMEOUT = 1800   # `gaia-mas run`'s default --timeout: every question runs under a deadline, as in real runs

@@ -2,9 +2,9 @@
 
     python bench/gaia_pdf_extractors.py            # 200 pages; or: python bench/gaia_pdf_extractors.py --pages 50
 
-Each extractor reads the same file (written by `gaia_mas.gaia.file_tools.write_text_pdf`); the best of a few runs is kept,
+Each extractor reads the same file (written by `gaia_mas.gaia.tools.file_tools.write_text_pdf`); the best of a few runs is kept,
 and every page's last line is looked for in the output, so a fast but wrong extractor shows up as such.
-- pypdfium2: what `pdf_tool` uses (`gaia_mas.gaia.file_tools.pdf_text`, with its page headers);
+- pypdfium2: what `pdf_tool` uses (`gaia_mas.gaia.tools.file_tools.pdf_text`, with its page headers);
 - pypdf: pure Python, installed with unstructured;
 - pdfminer.six: the engine of unstructured's "fast" PDF strategy (pip install pdfminer.six);
 - unstructured fast: `partition_pdf(strategy="fast")`, which needs the unstructured[pdf] extra

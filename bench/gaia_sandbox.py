@@ -9,7 +9,7 @@ import argparse, os, shutil, statistics, sys, time
 
 def measure(mode:str, repeat:int, later:int, code:str) -> dict:
     "Median seconds of the first call and of the later calls of `python_repl_tool` with `GAIA_MAS_SANDBOX=mode`."
-    from gaia_mas.gaia.expert_tools import python_repl_tool, python_session
+    from gaia_mas.gaia.tools.expert_tools import python_repl_tool, python_session
     os.environ["GAIA_MAS_SANDBOX"] = mode
     firsts, laters = [], []
     for _ in range(repeat):
@@ -26,7 +26,7 @@ def main(argv=None):
     p.add_argument("--code", default="print(sum(range(1000)))", help="the code each call runs")
     a = p.parse_args(argv)
     os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
-    from gaia_mas.gaia.sandbox import _bwrap_problem
+    from gaia_mas.gaia.tools.sandbox import _bwrap_problem
     problem = _bwrap_problem(shutil.which("bwrap") or "")
     if problem: sys.exit(f"bubblewrap cannot run here ({problem}); nothing to compare.")
     saved = os.environ.get("GAIA_MAS_SANDBOX")

@@ -10,7 +10,7 @@ import json, os, resource, subprocess, sys, tempfile, time
 
 ATTACKS = {
 "keys in /proc/*/environ": """
-from gaia_mas.gaia.sandbox import PythonSession
+from gaia_mas.gaia.tools.sandbox import PythonSession
 os.environ["OPENAI_API_KEY"] = "sk-bench-canary"
 with PythonSession(timeout=30) as s:
     out = s.run("import glob\\nn = 0\\nfor p in glob.glob('/proc/[0-9]*/environ'):\\n"
@@ -18,7 +18,7 @@ with PythonSession(timeout=30) as s:
     report(f"{out} processes hold the key ({s.mode})", s.proc.pid)
 """,
 "5 forks x 600 MB, budget 1024 MB": """
-from gaia_mas.gaia.sandbox import PythonSession
+from gaia_mas.gaia.tools.sandbox import PythonSession
 code = ("import os, time\\nfor i in range(5):\\n    if os.fork() == 0:\\n        b = bytearray(600 * 2**20)\\n"
         "        for j in range(0, len(b), 4096): b[j] = 1\\n        time.sleep(8); os._exit(0)\\n"
         "for i in range(5): os.wait()\\nprint('all children held 600 MB')")
@@ -27,7 +27,7 @@ with PythonSession(timeout=60, memory_mb=1024) as s:
     report(s.run(code)[:70], None)
 """,
 "6 x 200 MB files in one call": """
-from gaia_mas.gaia.sandbox import PythonSession
+from gaia_mas.gaia.tools.sandbox import PythonSession
 code = ("n = 0\\ntry:\\n    for i in range(6):\\n        with open(f'blob{i}', 'wb') as f:\\n"
         "            for _ in range(200): f.write(b'x' * 2**20)\\n        n += 1\\nexcept OSError as e: print(e.strerror)\\n"
         "print(n, 'x 200 MB written')")
@@ -37,18 +37,18 @@ with PythonSession(timeout=60) as s:
     report(f"{out}; {disk} MB on the host's disk", s.proc.pid)
 """,
 "attachment: link out of its folder": """
-from gaia_mas.gaia.file_tools import attachment_scope, read_attachment
+from gaia_mas.gaia.tools.file_tools import attachment_scope, read_attachment
 d = tempfile.mkdtemp(); os.mkdir(f"{d}/task"); open(f"{d}/secret.txt", "w").write("outside-canary")
 os.symlink(f"{d}/secret.txt", f"{d}/task/data.csv")
 with attachment_scope({"file": f"{d}/task/data.csv"}): report(read_attachment.invoke({"file_path": f"{d}/task/data.csv"})[:70])
 """,
 "attachment: a FIFO": """
-from gaia_mas.gaia.file_tools import attachment_scope, read_attachment
+from gaia_mas.gaia.tools.file_tools import attachment_scope, read_attachment
 d = tempfile.mkdtemp(); os.mkfifo(f"{d}/data.csv")
 with attachment_scope({"file": f"{d}/data.csv"}): report(read_attachment.invoke({"file_path": "data.csv"})[:70])
 """,
 "attachment: 2 GB sparse file": """
-from gaia_mas.gaia.file_tools import attachment_scope, read_attachment
+from gaia_mas.gaia.tools.file_tools import attachment_scope, read_attachment
 d = tempfile.mkdtemp()
 with open(f"{d}/data.txt", "wb") as f: f.truncate(2 * 2**30)
 with attachment_scope({"file": f"{d}/data.txt"}): report(read_attachment.invoke({"file_path": "data.txt"})[:70])
@@ -57,7 +57,7 @@ with attachment_scope({"file": f"{d}/data.txt"}): report(read_attachment.invoke(
 
 PRELUDE = """
 import json, os, resource, sys, tempfile, threading, time
-from gaia_mas.gaia.sandbox import process_tree_usage
+from gaia_mas.gaia.tools.sandbox import process_tree_usage
 peak, start = [0], time.perf_counter()
 def watch(root):
     def loop():

@@ -64,7 +64,7 @@ def pages(name: str) -> list[Path]:
 @contextlib.contextmanager
 def configured(config: str):
     "The reader and chunker as `config` has them (module functions swapped for the run)."
-    from gaia_mas.rag import ingest as mod
+    from gaia_mas.rag.kb import ingest as mod
     saved = {n: getattr(mod, n) for n in ("drop_boilerplate", "join_short", "SHORT_SECTION")}
     if config in ("before", "merge", "merge200"): mod.drop_boilerplate = lambda soup: soup
     if config in ("before", "clean"): mod.join_short = lambda secs: secs

@@ -35,7 +35,7 @@ def table(title, head, rows):
 class CallCounter:
     "Counts the scripted model's calls (patched on the class, for this benchmark process only)."
     def __init__(self):
-        from gaia_mas.core.testing import ScriptedChatModel
+        from gaia_mas.core.scripted import ScriptedChatModel
         self.n, orig = 0, ScriptedChatModel._agenerate
         async def counted(model, *a, **kw):
             self.n += 1; return await orig(model, *a, **kw)

@@ -16,9 +16,9 @@ def test_prompts_load_from_installed_wheel(tmp_path):
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", target, wheel], check=True)
     probe = textwrap.dedent("""
         import gaia_mas, json
-        from gaia_mas.gaia.config import load_baseline_prompts
+        from gaia_mas.gaia.agents.config import load_baseline_prompts
         from gaia_mas.core.utils import prompts_dir
-        from gaia_mas.gaia.orchestrator import template
+        from gaia_mas.gaia.agents.orchestrator import template
         p = load_baseline_prompts()
         print(json.dumps({"pkg": gaia_mas.__file__, "dir": str(prompts_dir()), "n": len(p),
                           "tmpl": template("to_planner")[:20]}))

@@ -8,7 +8,7 @@
 #     python3-venv   only when PY cannot create a virtual environment (Debian splits venv out)
 #     haproxy        the load balancer of the scale-out test (tests/rag/service/test_app_failover.py)
 #   npm, into tools/mcp/node_modules (never global), pinned by tools/mcp/package-lock.json:
-#     @playwright/mcp         the browser's MCP server (gaia_mas.gaia.browser starts it on demand)
+#     @playwright/mcp         the browser's MCP server (gaia_mas.gaia.tools.browser starts it on demand)
 #     @mermaid-js/mermaid-cli mmdc, draws the graph to a PNG in the app (PUPPETEER_SKIP_DOWNLOAD: it drives Debian's chromium)
 #   npm, into tools/openai_node/node_modules, pinned by its lockfile: the Node openai package, a client the tests use
 # PostgreSQL is not installed here: the knowledge base's Postgres tests start their own server with pgvector from the

@@ -1,7 +1,7 @@
 """Execute notebooks in place so their outputs show on the docs site and in JupyterLab.
 
     python tools/run_nbs.py               # every notebook in nbs/
-    python tools/run_nbs.py nbs/gaia/22_graph.ipynb
+    python tools/run_nbs.py nbs/gaia/agents/22_graph.ipynb
 
 Runs with the same offline settings as the tests, then cleans the notebooks with nbdev_clean.
 """

@@ -10,13 +10,13 @@ port="${1:-${GAIA_MAS_MCP_PORT:-3000}}"
 chromium="${CHROMIUM:-$(command -v chromium || echo /usr/bin/chromium)}"
 server="$here/mcp/node_modules/.bin/playwright-mcp"
 [ -x "$server" ] || { echo "missing $server: run tools/install_system.sh" >&2; exit 1; }
-# chromium reaches the web only through gaia_mas's browser guard (gaia_mas/gaia/browser_guard.py), which refuses
+# chromium reaches the web only through gaia_mas's browser guard (gaia_mas/gaia/tools/browser_guard.py), which refuses
 # loopback, link-local and private addresses (GAIA_MAS_BROWSER_ALLOW=host[:port],... names exceptions); it runs
 # beside the server, in the same process group, so it stops with it.
 python="${GAIA_MAS_PYTHON:-$here/../.venv/bin/python}"
 [ -x "$python" ] || python="$(command -v python3)"
 guard_out="$(mktemp)"
-"$python" -c 'import sys; from gaia_mas.gaia.browser_guard import main; sys.exit(main())' >"$guard_out" 2>&1 &
+"$python" -c 'import sys; from gaia_mas.gaia.tools.browser_guard import main; sys.exit(main())' >"$guard_out" 2>&1 &
 for _ in $(seq 100); do grep -q '^http://' "$guard_out" && break; kill -0 $! 2>/dev/null || break; sleep 0.1; done
 guard="$(grep -m1 '^http://' "$guard_out" || true)"
 [ -n "$guard" ] || { echo "the browser guard did not start ($python):" >&2; cat "$guard_out" >&2; exit 1; }

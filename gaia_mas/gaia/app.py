@@ -8,14 +8,14 @@ import asyncio, html, json, logging, os, shutil, subprocess, tempfile, time
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Optional
 from langchain_core.messages import AIMessage, ToolMessage
-from .graph import AGENTS
-from .browser import shared_browser
+from .agents.graph import AGENTS
+from .tools.browser import shared_browser
 from ..core.llm import MissingAPIKeyError, llm_factory, supported_providers
-from .build import agent_configs, build_app
-from .scoring import normalize_answer, question_scorer
-from .tasks import load_tasks
+from .agents.build import agent_configs, build_app
+from .runs.scoring import normalize_answer, question_scorer
+from .runs.tasks import load_tasks
 from ..core.schema import AgentConfig
-from .scripted import happy_path_responder, role_of
+from .agents.scripted import happy_path_responder, role_of
 from fastcore.basics import patch
 from ..core.settings import settings
 
@@ -433,7 +433,7 @@ def vote(app, # a compiled graph, e.g. from `build_graph`
          model:Optional[str]=None, # the model to record, as `gaia-mas run` does: "scripted" for the scripted model
         ) -> dict:
     "The record of one question answered by `n` runs and a vote."
-    from gaia_mas.gaia.runner import run_task
+    from gaia_mas.gaia.runs.runner import run_task
     task = {"task_id": "app", "question": question, "file": file}
     return run_task(app, task, votes=n, early_stop=early_stop, extra={"model": model} if model else None)[0]
 
@@ -452,8 +452,8 @@ def show_report(*results:str|Path, # results files; the first is the baseline of
                 model:str="gpt-4o-mini", # the model of records that name none, as `gaia-mas report --model`
                ) -> ReportFrame:
     "The run report, displayed in the notebook."
-    from gaia_mas.gaia.report import build_report, report_html
-    from gaia_mas.gaia.tasks import read_results
+    from gaia_mas.gaia.runs.report import build_report, report_html
+    from gaia_mas.gaia.runs.tasks import read_results
     tasks = load_tasks(gold) if gold else None
     reports = [build_report(read_results(r, repair=False), tasks, default_model=model) for r in results]
     return ReportFrame(report_html(reports, [Path(r).stem for r in results]), height)
@@ -485,8 +485,8 @@ def question_trace(results:str|Path, # a results file
                    log_file:Optional[str|Path]=None, # the run's log, for the steps
                   ) -> str:
     "One question's repeats: answer against gold, cost, path through the graph, votes, and the steps the log holds."
-    from gaia_mas.gaia.report import build_report
-    from gaia_mas.gaia.tasks import read_results
+    from gaia_mas.gaia.runs.report import build_report
+    from gaia_mas.gaia.runs.tasks import read_results
     rep = build_report(read_results(results, repair=False), load_tasks(gold) if gold else None)
     q = next((q for q in rep["questions"] if q["task_id"] == task_id), None)
     if q is None: return f"{task_id} is not in {results}"

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Optional, Sequence
 from ..core.guards import printable
 from ..core.settings import add_model_options
-from .scoring import GOLD_KEYS
-from .session import apply_budget, log_path, logs_dir, session
+from .runs.scoring import GOLD_KEYS
+from .runs.session import apply_budget, log_path, logs_dir, session
 
 # %% auto #0
 __all__ = ['REQUIRE_SANDBOX_HELP', 'tool_calls', 'cmd_ask', 'cmd_run', 'gold_of_results', 'cmd_score', 'cmd_report',
@@ -51,7 +51,7 @@ def cmd_ask(args:argparse.Namespace) -> int:
     if not args.question.strip(): raise ValueError('the question is empty: gaia-mas ask "your question" [--file PATH]')
     budget = apply_budget(args)
     if args.file and not Path(args.file).is_file(): raise FileNotFoundError(f"Attachment not found: {args.file}")
-    from gaia_mas.gaia.runner import run_task
+    from gaia_mas.gaia.runs.runner import run_task
     args.memory = True   # one question, nothing to resume
     task = {"task_id": "ask", "question": args.question, "file": str(Path(args.file).resolve()) if args.file else None}
     log_file = log_path(logs_dir(args), "ask")
@@ -62,7 +62,7 @@ def cmd_ask(args:argparse.Namespace) -> int:
         print(f"gaia-mas: no answer: {record['error']}; --timeout SECONDS gives the question more time",
               file=sys.stderr)
     elif record["error"]:
-        from gaia_mas.gaia.scoring import gave_no_answer
+        from gaia_mas.gaia.runs.scoring import gave_no_answer
         why = "the model gave none" if gave_no_answer(record) else record["status"]
         print(f"gaia-mas: no answer: {why}: {printable(record['error'])}", file=sys.stderr)
     print(printable(record["model_answer"], keep="\n"))  # model output: no escape sequence reaches the terminal
@@ -72,9 +72,9 @@ def cmd_ask(args:argparse.Namespace) -> int:
 # %% ../../nbs/gaia/28_cli.ipynb #9b06c519
 def _summary(out:Path, tasks:list[dict], log_file:Path, repeats:int=1) -> str:
     "What the run leaves: answered, failed, accuracy if known (over repeats, see `gaia.report`), results and logs."
-    from gaia_mas.gaia.report import build_report, format_report
-    from gaia_mas.gaia.report import format_score, score_results
-    from gaia_mas.gaia.tasks import is_failed, read_results
+    from gaia_mas.gaia.runs.report import build_report, format_report
+    from gaia_mas.gaia.runs.report import format_score, score_results
+    from gaia_mas.gaia.runs.tasks import is_failed, read_results
     latest = {(r["task_id"], r.get("repeat") or 0): r for r in read_results(out, repair=False)}
     mine = [latest[t["task_id"], k] for k in range(repeats) for t in tasks if (t["task_id"], k) in latest]
     what = "tasks" if repeats == 1 else f"answers ({len(tasks)} tasks x {repeats} repeats)"
@@ -87,8 +87,8 @@ def _summary(out:Path, tasks:list[dict], log_file:Path, repeats:int=1) -> str:
 # %% ../../nbs/gaia/28_cli.ipynb #989eaf7d
 def cmd_run(args:argparse.Namespace) -> int:
     "Answer a task file's tasks with `gaia.runner.run_file`, then print what the run left."
-    from gaia_mas.gaia.runner import run_file
-    from gaia_mas.gaia.tasks import no_task_answered, read_results
+    from gaia_mas.gaia.runs.runner import run_file
+    from gaia_mas.gaia.runs.tasks import no_task_answered, read_results
     tasks, out, log_file = run_file(args)
     print(_summary(out, tasks, log_file, args.repeats))
     if not no_task_answered(tasks, read_results(out, repair=False)): return 0
@@ -100,14 +100,14 @@ def cmd_run(args:argparse.Namespace) -> int:
 def gold_of_results(records:list[dict], # result records that may carry their gold answers
                    ) -> list[dict]:
     "The records that carry a gold answer, as tasks for `score_results`."
-    from gaia_mas.gaia.scoring import golds_of
+    from gaia_mas.gaia.runs.scoring import golds_of
     return [{"task_id": t, **g} for t, g in golds_of(records).items() if isinstance(t, str) and g["gold"] is not None]
 
 # %% ../../nbs/gaia/28_cli.ipynb #d599454d
 def cmd_score(args:argparse.Namespace) -> int:
     "Print the official score of a results file."
-    from gaia_mas.gaia.report import format_score, results_of, score_results
-    from gaia_mas.gaia.tasks import load_tasks
+    from gaia_mas.gaia.runs.report import format_score, results_of, score_results
+    from gaia_mas.gaia.runs.tasks import load_tasks
     results = results_of(args.results)
     golds = load_tasks(args.gold) if args.gold else gold_of_results(results)
     if args.gold and not any(t["gold"] is not None for t in golds):
@@ -122,9 +122,9 @@ def cmd_score(args:argparse.Namespace) -> int:
 # %% ../../nbs/gaia/28_cli.ipynb #71967cca
 def cmd_report(args:argparse.Namespace) -> int:
     "Print (and write as HTML) the report of one or more results files."
-    from gaia_mas.gaia.report import (build_report, compare, format_compare, format_report, load_prices, paths_from_logs,
+    from gaia_mas.gaia.runs.report import (build_report, compare, format_compare, format_report, load_prices, paths_from_logs,
                                       report_html, results_of, short_names)
-    from gaia_mas.gaia.tasks import load_tasks
+    from gaia_mas.gaia.runs.tasks import load_tasks
     records = [results_of(f) for f in args.results]
     tasks, prices, names = load_tasks(args.gold) if args.gold else None, load_prices(args.prices), short_names(args.results)
     logs = paths_from_logs(*args.log) if args.log else None
@@ -164,8 +164,8 @@ def add_report_parser(sub) -> None:
 # %% ../../nbs/gaia/28_cli.ipynb #91d7b0fb
 def cmd_course_fetch(args:argparse.Namespace) -> int:
     "Download the course's questions and attachments."
-    from gaia_mas.gaia.course import fetch_course
-    from gaia_mas.gaia.tasks import load_tasks
+    from gaia_mas.gaia.runs.course import fetch_course
+    from gaia_mas.gaia.runs.tasks import load_tasks
     meta = fetch_course(args.out, args.base_url, args.timeout)
     print(f"{len(list(load_tasks(meta)))} questions in {meta}; answer them with: gaia-mas run {meta.parent}")
     return 0
@@ -173,8 +173,8 @@ def cmd_course_fetch(args:argparse.Namespace) -> int:
 # %% ../../nbs/gaia/28_cli.ipynb #c32861a8
 def cmd_course_submit(args:argparse.Namespace) -> int:
     "Submit a results file's answers and print the score."
-    from gaia_mas.gaia.course import submit_answers
-    from gaia_mas.gaia.tasks import read_results
+    from gaia_mas.gaia.runs.course import submit_answers
+    from gaia_mas.gaia.runs.tasks import read_results
     reply = submit_answers(read_results(args.results, repair=False), args.username, args.agent_code, args.base_url,
                            args.timeout)
     print(json.dumps(reply, indent=2) if args.json else f"{printable(reply.get('message', ''))}\nScore: {reply.get('score')}% "

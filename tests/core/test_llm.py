@@ -3,11 +3,11 @@ that answers 429 and 503 before it answers properly, retries with backoff and th
 import contextlib, json, os, subprocess, sys, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from langchain_core.messages import SystemMessage
-from gaia_mas.gaia.config import load_baseline_prompts, make_agent_configs
-from gaia_mas.gaia.graph import create_multi_agent_graph
-from gaia_mas.gaia.build import real_llms
-from gaia_mas.gaia.runner import run_task
-from gaia_mas.gaia.scripted import happy_path_responder
+from gaia_mas.gaia.agents.config import load_baseline_prompts, make_agent_configs
+from gaia_mas.gaia.agents.graph import create_multi_agent_graph
+from gaia_mas.gaia.agents.build import real_llms
+from gaia_mas.gaia.runs.runner import run_task
+from gaia_mas.gaia.agents.scripted import happy_path_responder
 import pytest
 
 

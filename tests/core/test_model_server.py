@@ -45,11 +45,11 @@ def api(tmp_path, monkeypatch):
 
 
 def _web(url, tmp):
-    from gaia_mas.gaia.web_tools import http_json
+    from gaia_mas.gaia.tools.web_tools import http_json
     return http_json("GET", f"{url}/w/api.php")
 
 def _transcription(url, tmp):
-    from gaia_mas.gaia.file_tools import transcribe_audio
+    from gaia_mas.gaia.tools.file_tools import transcribe_audio
     (tmp/"a.mp3").write_bytes(b"ID3 not really audio")
     return transcribe_audio(tmp/"a.mp3")
 
@@ -58,7 +58,7 @@ def _embeddings(url, tmp):
     return ServerEmbeddings("fake-embedder", f"{url}/v1").embed_query("x")
 
 def _course(url, tmp):
-    from gaia_mas.gaia.course import fetch_questions
+    from gaia_mas.gaia.runs.course import fetch_questions
     return fetch_questions(url)
 
 def _chat_model(url, tmp):

@@ -9,7 +9,7 @@ import pytest
 
 from gaia_mas.core.testing import LiveServer
 from gaia_mas.core.utils import run_sync
-from gaia_mas.gaia.report import build_report, report_html
+from gaia_mas.gaia.runs.report import build_report, report_html
 from gaia_mas.rag.workflows.eval import answer_all, eval_html, evaluate, scripted_judge
 from gaia_mas.rag.kb.ingest import ingest, sample_dir
 from gaia_mas.rag.kb.api import HashEmbeddings, open_kb

@@ -17,7 +17,7 @@ socket.getaddrinfo = socket.create_connection = refuse
 
 READ = """
 import json, sys, time
-from gaia_mas.gaia.file_tools import unstructured_excel_tool, unstructured_powerpoint_tool, unstructured_word_tool
+from gaia_mas.gaia.tools.file_tools import unstructured_excel_tool, unstructured_powerpoint_tool, unstructured_word_tool
 out = {}
 for tool, name in [(unstructured_word_tool, "sample.docx"), (unstructured_powerpoint_tool, "sample.pptx"), (unstructured_excel_tool, "sample.xlsx")]:
     t = time.perf_counter(); text = tool.invoke({"file_path": f"{sys.argv[1]}/{name}"})

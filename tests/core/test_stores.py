@@ -100,7 +100,7 @@ def test_a_crafted_checkpoint_in_the_gaia_runners_file_is_refused(tmp_path):
     "`gaia-mas run` resuming a task whose stored checkpoint names os.mkdir: that task is an error, os.mkdir never runs."
     from langgraph.checkpoint.base import empty_checkpoint
     from langgraph.checkpoint.sqlite import SqliteSaver
-    from gaia_mas.gaia.checkpoints import run_key, thread_id_for
+    from gaia_mas.gaia.runs.checkpoints import run_key, thread_id_for
     cache, out, target = tmp_path/"cache", tmp_path/"results.jsonl", tmp_path/"pwned"
     cache.mkdir()
     with sqlite3.connect(cache/"checkpoints.sqlite") as conn:  # an unfinished run of sample-1, as the runner keeps it

@@ -99,7 +99,7 @@ def test_run_exits_1_when_nothing_is_answered(tmp_path, dry):
 def test_help_is_light_and_describes_the_dry_run():
     "--help imports neither LangChain nor the graph (its time is printed, not asserted), and says what 'scripted' does."
     code = ("import sys, time; t = time.perf_counter(); from gaia_mas.cli import parser; p = parser(); "
-            "print(round(time.perf_counter() - t, 3), [m for m in ('langchain_core', 'langgraph', 'gaia_mas.gaia.graph', 'gaia_mas.gaia.runner') if m in sys.modules])")
+            "print(round(time.perf_counter() - t, 3), [m for m in ('langchain_core', 'langgraph', 'gaia_mas.gaia.agents.graph', 'gaia_mas.gaia.runs.runner') if m in sys.modules])")
     r = subprocess.run([GAIA[0], "-c", code], capture_output=True, text=True, env=cli_env(), timeout=60)
     print(f"parser built in {r.stdout.split()[0]} s")
     assert r.stdout.split(" ", 1)[1] == "[]\n", r.stdout + r.stderr

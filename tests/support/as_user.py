@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PROBE = ("import subprocess, sys, gaia_mas.gaia.sandbox\n"
+PROBE = ("import subprocess, sys, gaia_mas.gaia.tools.sandbox\n"
          "subprocess.run([sys.executable, '-c', ''], check=True)  # the interpreter itself, not just a link to it\n"
          "print(sys.version_info[:2])")
 

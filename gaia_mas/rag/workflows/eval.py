@@ -322,7 +322,7 @@ def _scripted_verdict(messages) -> str:
 # %% ../../../nbs/rag/workflows/37b_eval.ipynb #78f4e0fa
 def scripted_judge():
     "A judge for dry runs and tests: no model, a verdict from shared words."
-    from gaia_mas.core.testing import ScriptedChatModel
+    from gaia_mas.core.scripted import ScriptedChatModel
     return ScriptedChatModel(responder=_scripted_verdict, name="judge")
 
 # %% ../../../nbs/rag/workflows/37b_eval.ipynb #3b302405

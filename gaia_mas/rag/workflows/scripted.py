@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio, functools, itertools, json, re, time
 from typing import Any, Sequence
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
-from ...core.testing import ScriptedChatModel
+from ...core.scripted import ScriptedChatModel
 from .patterns import rule_based_pattern
 from .agents import cited, heuristic_scores, passages, request_sections
 

@@ -3,7 +3,7 @@ import pytest
 from gaia_mas.rag.kb.api import open_kb
 from gaia_mas.rag.kb.tools import make_rag_tools, summarize
 from gaia_mas.rag.kb import ingest as ingest_mod
-from gaia_mas.core.testing import ScriptedChatModel
+from gaia_mas.core.scripted import ScriptedChatModel
 
 NAMES = ["retrieve_tool", "keyword_search_tool", "metadata_search_tool", "hybrid_search_tool", "summarize_tool"]
 

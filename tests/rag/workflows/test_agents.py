@@ -3,7 +3,7 @@ citation checks, the repair path, and the checks on what the model returns."""
 import asyncio, json
 import pytest
 from langchain_core.tools import StructuredTool
-from gaia_mas.core.testing import ScriptedChatModel
+from gaia_mas.core.scripted import ScriptedChatModel
 from gaia_mas.rag.workflows.agents import (analysis_agent, evaluator_agent, research_agent, supervisor_agent, synthesis_agent, worker_agent,
                                  DEFAULT_WORKERS, as_context, passages)
 from gaia_mas.rag.workflows.scripted import scripted_rag_llm

