@@ -160,12 +160,16 @@ def search_filters(items:Sequence[str], # the --filter arguments
                    sources:Sequence[str]=(), # its stored sources
                   ) -> dict:
     "The --filter arguments as a filter dict; `source` names as shown, or paths on this machine, as stored."
-    from gaia_mas.rag.kb.sources import SourceNames, public_filters
-    filters = public_filters(parse_filters(items, "--filter"), names or SourceNames({}), sources) or {}
+    from gaia_mas.rag.kb.sources import NO_SOURCE, SourceNames, public_filters
+    filters, names = parse_filters(items, "--filter") or {}, names or SourceNames({})
+    out = public_filters(filters, names, sources, local=True) or {}
     src = filters.get("source")
-    if isinstance(src, dict) and "prefix" in src and not posixpath.isabs(p := src["prefix"]) and Path(p).exists():
-        src["prefix"] = str(Path(p).resolve()) + ("/" if p.endswith("/") else "")  # a folder given by its path
-    return filters
+    if out.get("source") == {"in": [NO_SOURCE]} and isinstance(src, dict) and isinstance(p := src.get("prefix"), str) \
+       and not posixpath.isabs(p) and Path(p).exists():  # a folder given by its path here
+        local = {**filters, "source": {"prefix": str(Path(p).resolve()) + ("/" if p.endswith("/") else "")}}
+        out = public_filters(local, names, sources, local=True)
+    return out
+
 
 # %% ../../nbs/rag/38_cli.ipynb #70ea39f2
 def cited(h, # a `Hit`

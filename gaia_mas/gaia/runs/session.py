@@ -8,7 +8,7 @@ import argparse, contextlib, os, sys
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
-from ...core.settings import cache_dir, setting_source, settings
+from ...core.settings import cache_dir, redact, setting_source, settings
 if TYPE_CHECKING: from gaia_mas.gaia.agents.config import Budget
 
 # %% auto #0
@@ -50,7 +50,7 @@ def apply_budget(args:argparse.Namespace) -> Budget:
         if getattr(args, opt, None) is None: setattr(args, opt, getattr(budget, opt))
     if getattr(args, "model", "") is None: args.model = _served_model(args, base)
     if budget.name == "local" and getattr(args, "budget", "auto") == "auto":
-        print(f"gaia-mas: the model server {base} is on this machine, so each question gets the local budget "
+        print(f"gaia-mas: the model server {redact(base)} is on this machine, so each question gets the local budget "
               f"({budget.timeout:g} s, short replies, no browser); --budget hosted lifts it", file=sys.stderr)
     return budget
 

@@ -85,7 +85,7 @@ def public_hit(hit:dict, # a search hit as a dict (`Hit.to_dict()`)
 NO_SOURCE = ""  # a source no document has: the condition of a filter whose names match none
 
 def _holds(name:str, cond:Any) -> bool:
-    "Whether the public name `name` meets a filter condition: a value, a list, or {operator: value}."
+    "Whether the name `name` meets a filter condition: a value, a list, or {operator: value}."
     if not isinstance(cond, dict): return name in cond if isinstance(cond, (list, tuple)) else name == cond
     tests = {"eq": lambda v: name == v, "in": lambda v: name in v, "prefix": lambda v: name.startswith(str(v)),
              "gte": lambda v: name >= str(v), "gt": lambda v: name > str(v), "lte": lambda v: name <= str(v),
@@ -94,9 +94,11 @@ def _holds(name:str, cond:Any) -> bool:
 
 def public_filters(filters:Optional[dict], # search filters as a client wrote them
                    names:SourceNames, sources:Iterable[str], # the knowledge base's stored sources
+                   local:bool=False, # a user of this machine (`rag search`): stored paths match as well
                   ) -> Optional[dict]:
-    "The filters with their `source` condition met by public names only, as the stored sources those names stand for."
+    "The filters with their `source` condition met by public names (and stored paths if `local`), as stored sources."
     if not filters or "source" not in filters: return filters
-    found = [s for s in sources if _holds(names.public(s), filters["source"])]
+    cond = filters["source"]
+    found = [s for s in sources if _holds(names.public(s), cond) or (local and _holds(s, cond))]
     return {**filters, "source": {"in": found or [NO_SOURCE]}}
 

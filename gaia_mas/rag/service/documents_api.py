@@ -275,7 +275,9 @@ class UploadSpace:
         fcntl.flock(self._lock, fcntl.LOCK_EX); os.rename(self.root/f".{name}.new", self.root/f"{name}.lock")
         self.dir = self.root/name; self.dir.mkdir(mode=0o700)
 
-    def mkdtemp(self) -> Path: return Path(tempfile.mkdtemp(prefix="gaia_mas_upload_", dir=self.dir))
+    def mkdtemp(self) -> Path:
+        "A new folder for one upload: in this process's folder (the system's temporary folder once it is closed)."
+        return Path(tempfile.mkdtemp(prefix="gaia_mas_upload_", dir=self.dir if self.dir.is_dir() else None))
 
     def close(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True); (self.root/f"{self.dir.name}.lock").unlink(missing_ok=True)
