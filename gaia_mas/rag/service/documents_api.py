@@ -397,14 +397,15 @@ async def search(request:Request, q:str=Query(..., min_length=1, max_length=MAX_
         if any(len(f) > 2000 for f in filter or []): raise ValueError("filter: each one at most 2000 characters")
         kb, filters = _kb(request), parse_filters(filter or []) or None
         if filters is not None: check_filters(filters)
-        names = SourceNames.of(kb)
+        names, asked = SourceNames.of(kb), filters
         if filters and "source" in filters: filters = public_filters(filters, names, await asyncio.to_thread(kb.sources))
         hits = await asyncio.to_thread(kb.search, q, mode, k, filters)
         empty = None if hits else await asyncio.to_thread(empty_kb_note, kb)
     except (UploadRefused, ValueError) as e: return _fail(request, e)
     out = [{**public_hit(h.to_dict(), names), "start": h.metadata.get("start"), "end": h.metadata.get("end")}
            for h in hits]
-    return {"hits": out, "warnings": [empty] if empty else hits.warnings}
+    said = [w.replace(f" with filters {filters}", f" with filters {asked}") for w in hits.warnings]  # stored names stay
+    return {"hits": out, "warnings": [empty] if empty else said}
 
 # %% ../../../nbs/rag/service/39b_documents_api.ipynb #32065f2c
 def add_document_routes(app:FastAPI, # the service's app

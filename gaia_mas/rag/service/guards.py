@@ -4,7 +4,7 @@
 
 # %% ../../../nbs/rag/service/39c_guards.ipynb #6cd1e98a
 from __future__ import annotations
-import asyncio, contextlib, ipaddress, json, logging, os, re
+import asyncio, contextlib, ipaddress, json, logging, os, re, socket
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 from urllib.parse import parse_qsl, urlencode, urlsplit
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -166,11 +166,17 @@ def is_loopback(host:str, # a name or an address, without a port
     except ValueError: return False
 
 # %% ../../../nbs/rag/service/39c_guards.ipynb #3c42a324
+def _interface_addresses() -> set:
+    "The addresses of this machine's network interfaces (psutil's list, which `unstructured` and IPython bring)."
+    try: import psutil
+    except ImportError: return set()
+    return {a.address.split("%")[0] for addrs in psutil.net_if_addrs().values() for a in addrs
+            if a.family in (socket.AF_INET, socket.AF_INET6)}
+
 def machine_names() -> frozenset:
-    "This machine's host name, its full name and the addresses they resolve to (without asking anything beyond /etc)."
-    import socket
-    names = {socket.gethostname(), socket.getfqdn()}
-    for n in list(names):
+    "This machine's host name, its full name, the addresses they resolve to, and its interfaces' addresses."
+    names = {socket.gethostname(), socket.getfqdn(), *_interface_addresses()}
+    for n in (socket.gethostname(), socket.getfqdn()):
         with contextlib.suppress(OSError): names |= {a[4][0] for a in socket.getaddrinfo(n, None)}
     return frozenset(host_name(n) for n in names if n)
 

@@ -117,4 +117,7 @@ def test_an_absolute_path_is_neither_guessed_nor_accepted(user):
         r = c.get(f"/kb/documents/{home/'work'/'handbook'/'ops'/'on-call.md'}")
         assert r.status_code == 404, r.text
         assert c.get("/kb/documents/handbook/ops/on-call.md").status_code == 200
-        no_server_path(r.text + exact.text, home)
+        missed = c.get("/kb/search", params={"q": "zebra", "mode": "keyword",
+                                             "filter": json.dumps({"source": {"prefix": "handbook/"}})})
+        assert missed.json()["hits"] == [] and "handbook/" in missed.text, missed.text
+        no_server_path(missed.text, home)  # the warning names the filter as sent, not the stored paths it stands for

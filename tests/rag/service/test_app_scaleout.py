@@ -89,8 +89,7 @@ async def _stored_turns(sessions:str, session:str) -> list[str]:
     "The keys of a session's turns, in the order its history holds them."
     from gaia_mas.rag.workflows.system import open_sessions
     async with open_sessions(sessions) as saver:
-        got = await saver.aget_tuple({"configurable": {"thread_id": session, "checkpoint_ns": ""}})
-    return [t.get("id") for t in got.checkpoint["channel_values"].get("history", [])]
+        return [t.get("id") for t in await scripted_system(saver).history(session)]
 
 @pytest.mark.process
 def test_one_conversation_keeps_its_order_across_two_workers(tmp_path):

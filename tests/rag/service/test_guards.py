@@ -97,8 +97,8 @@ def test_key_in_query_string_is_refused_and_never_logged(server):
     r = httpx.post(f"{url}/multiagent/sequential/chat?api_key={KEY}", json={"question": "hi"})
     assert r.status_code == 400 and "Authorization" in r.json()["error"]
     assert httpx.get(f"{url}/health?x=1&token={KEY}").status_code == 400
-    log = _logged(lines, "api_key=%2A%2A%2A", "token=%2A%2A%2A")
-    assert KEY not in log and "api_key=%2A%2A%2A" in log
+    log = _logged(lines, "api_key=***", "token=***")
+    assert KEY not in log and "api_key=***" in log
 
 
 def test_key_from_a_file_and_verbose_logs(tmp_path):
