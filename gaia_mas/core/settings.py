@@ -194,17 +194,19 @@ def default_sessions(kb:Optional[str]=None, # the knowledge base URL
 # %% ../../nbs/core/01_settings.ipynb #acc0b08b
 _SECRET_NAMES = ("pass", "pwd", "secret", "token", "key", "auth", "bearer", "credential", "signature")
 _USERINFO = re.compile(r"""(://[^/@\s:'"<>]*):[^@\s'"<>]*@""")  # `://user:PASSWORD@` and `://:PASSWORD@`
-_PARAM = re.compile(r"""(^|[?&;\s])([^=&;?#\s'"<>]+)=([^&;#\s'"<>]*)""")  # `?name=value`, `&name=value`, `name=value`
+_PARAM = re.compile(r"""([?&;])([^=&;?#\s'"<>]+)=([^&;#\s'"<>]*)""")  # `?name=value`, `&name=value`
+_DSN = re.compile(r"""(^|\s)(\w*(?:pass|pwd|secret)\w*)=([^\s'"<>]+)""", re.I)  # libpq's `host=db password=...`
 
 def secret_name(name:str) -> bool:
-    "Whether a query parameter (or a key=value setting) named `name` may hold a credential: password, token, key..."
+    "Whether a query parameter named `name` may hold a credential: password, token, key..."
     n = re.sub(r"[^a-z]", "", name.lower())
     return any(s in n for s in _SECRET_NAMES)
 
 def redact(text:Any) -> str:
     "The text with every credential of a URL in it masked: user-info passwords and secret-named query values."
     text = _USERINFO.sub(r"\1:***@", str(text))
-    return _PARAM.sub(lambda m: f"{m[1]}{m[2]}=***" if secret_name(m[2]) and m[3] else m[0], text)
+    text = _PARAM.sub(lambda m: f"{m[1]}{m[2]}=***" if secret_name(m[2]) and m[3] else m[0], text)
+    return _DSN.sub(r"\1\2=***", text)
 
 
 # %% ../../nbs/core/01_settings.ipynb #3662fe24
