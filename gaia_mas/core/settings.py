@@ -208,7 +208,6 @@ def redact(text:Any) -> str:
     text = _PARAM.sub(lambda m: f"{m[1]}{m[2]}=***" if secret_name(m[2]) and m[3] else m[0], text)
     return _DSN.sub(r"\1\2=***", text)
 
-
 # %% ../../nbs/core/01_settings.ipynb #3662fe24
 class RedactFilter(logging.Filter):
     "A logging filter that passes every record with its message put through `redact` (its arguments folded in)."
@@ -223,7 +222,6 @@ def redact_logs(*handlers:logging.Handler) -> None:
     "Put `RedactFilter` on the HTTP clients' own loggers (their request lines name URLs) and on `handlers`."
     for h in [*map(logging.getLogger, HTTP_LOGGERS), *handlers]:
         if not any(isinstance(f, RedactFilter) for f in h.filters): h.addFilter(RedactFilter())
-
 
 # %% ../../nbs/core/01_settings.ipynb #492a806d
 def add_model_options(p:argparse.ArgumentParser) -> None:

@@ -160,16 +160,8 @@ def search_filters(items:Sequence[str], # the --filter arguments
                    sources:Sequence[str]=(), # its stored sources
                   ) -> dict:
     "The --filter arguments as a filter dict; `source` names as shown, or paths on this machine, as stored."
-    from gaia_mas.rag.kb.sources import NO_SOURCE, SourceNames, public_filters
-    filters, names = parse_filters(items, "--filter") or {}, names or SourceNames({})
-    out = public_filters(filters, names, sources, local=True) or {}
-    src = filters.get("source")
-    if out.get("source") == {"in": [NO_SOURCE]} and isinstance(src, dict) and isinstance(p := src.get("prefix"), str) \
-       and not posixpath.isabs(p) and Path(p).exists():  # a folder given by its path here
-        local = {**filters, "source": {"prefix": str(Path(p).resolve()) + ("/" if p.endswith("/") else "")}}
-        out = public_filters(local, names, sources, local=True)
-    return out
-
+    from gaia_mas.rag.kb.sources import SourceNames, public_filters
+    return public_filters(parse_filters(items, "--filter"), names or SourceNames({}), sources, local=True) or {}
 
 # %% ../../nbs/rag/38_cli.ipynb #70ea39f2
 def cited(h, # a `Hit`
@@ -455,8 +447,7 @@ def _serve_parser(sub, add_model_options) -> None:
                    help="a name the server answers besides localhost and loopback addresses, e.g. rag.lan "
                         "(repeatable; also $GAIA_MAS_ALLOWED_HOSTS, comma-separated)")
     v.add_argument("--allow-keyless", action="store_true",
-                   help="listen beyond loopback (--host) with no API key anyway: anyone who can reach the machine may "
-                        "read and change the knowledge base and run the models")
+                   help="listen beyond loopback (--host) with no API key anyway: anyone who reaches it may use it")
     v.add_argument("--sessions", help="checkpointer URL for conversations "
                                       "(default: the KB's Postgres, else a SQLite file beside the KB)")
     v.add_argument("--max-upload-mb", type=float, default=25,

@@ -72,7 +72,6 @@ class SourceNames:
         name = name.rstrip("/") or name
         return [s for s in sources if _inside(s, name) or _inside(self.public(s), name)]
 
-
 # %% ../../../nbs/rag/kb/31b_sources.ipynb #0cd18c5d
 def public_hit(hit:dict, # a search hit as a dict (`Hit.to_dict()`)
                names:SourceNames) -> dict:
@@ -92,13 +91,18 @@ def _holds(name:str, cond:Any) -> bool:
              "lt": lambda v: name < str(v)}
     return all(op in tests and tests[op](v) for op, v in cond.items())
 
+def _here(cond:Any) -> Any:
+    "A `prefix` condition naming a folder by its path from here, as the absolute path a stored source starts with."
+    p = cond.get("prefix") if isinstance(cond, dict) else None
+    if not isinstance(p, str) or posixpath.isabs(p) or not Path(p).exists(): return cond
+    return {**cond, "prefix": str(Path(p).resolve()) + ("/" if p.endswith("/") else "")}
+
 def public_filters(filters:Optional[dict], # search filters as a client wrote them
                    names:SourceNames, sources:Iterable[str], # the knowledge base's stored sources
-                   local:bool=False, # a user of this machine (`rag search`): stored paths match as well
+                   local:bool=False, # a user of this machine (`rag search`): paths on it match as well
                   ) -> Optional[dict]:
-    "The filters with their `source` condition met by public names (and stored paths if `local`), as stored sources."
+    "The filters with their `source` condition met by public names (and paths here if `local`), as stored sources."
     if not filters or "source" not in filters: return filters
-    cond = filters["source"]
-    found = [s for s in sources if _holds(names.public(s), cond) or (local and _holds(s, cond))]
+    cond = filters["source"]; here = _here(cond) if local else cond
+    found = [s for s in sources if _holds(names.public(s), cond) or (local and (_holds(s, cond) or _holds(s, here)))]
     return {**filters, "source": {"in": found or [NO_SOURCE]}}
-

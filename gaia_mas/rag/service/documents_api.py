@@ -288,7 +288,6 @@ def upload_dir(state:Any) -> Path:
     space = getattr(state, "uploads", None)
     return space.mkdtemp() if space is not None else Path(tempfile.mkdtemp(prefix="gaia_mas_upload_"))
 
-
 # %% ../../../nbs/rag/service/39b_documents_api.ipynb #6480dd80
 def _kb(request:Request, write:bool=False) -> Any:
     "The service's knowledge base; for a change, a client that may write and not the shared sample collection."

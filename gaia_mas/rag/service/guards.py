@@ -145,7 +145,6 @@ class AccessLogFilter(logging.Filter):
             record.args = tuple(quiet_target(a) if isinstance(a, str) and "?" in a else a for a in record.args)
         return True
 
-
 # %% ../../../nbs/rag/service/39c_guards.ipynb #90c3f774
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})  # the methods that change something
 ALLOWED_HOSTS_ENV = "GAIA_MAS_ALLOWED_HOSTS"  # names a loopback server answers besides loopback ones, comma-separated
@@ -192,7 +191,6 @@ def env_hosts() -> list[str]:
     "The names in $GAIA_MAS_ALLOWED_HOSTS (commas or spaces between them)."
     from gaia_mas.core.settings import settings
     return list(settings().allowed_hosts)
-
 
 # %% ../../../nbs/rag/service/39c_guards.ipynb #3ffb585b
 def _header(scope:dict, name:bytes) -> Optional[str]:

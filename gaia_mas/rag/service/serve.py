@@ -76,7 +76,6 @@ def exposure_problem(host:str, # where `serve` listens (`--host`)
     return (f"--host {host} would let anyone who can reach this machine use a server with no API key: set "
             "GAIA_MAS_API_KEY (or --api-key-file, --keys), listen on 127.0.0.1, or pass --allow-keyless to accept it")
 
-
 # %% ../../../nbs/rag/service/39j_serve.ipynb #6802e76b
 def _log_config(verbose:bool) -> dict:
     "uvicorn's logging configuration, with gaia_mas's own records on the console too (INFO and up with -v)."

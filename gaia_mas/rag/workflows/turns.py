@@ -32,7 +32,6 @@ async def _poll(try_once:Callable, until:float, step:float=0.002, most:float=0.0
         if time.monotonic() >= until: raise TimeoutError
         await asyncio.sleep(min(step, max(until - time.monotonic(), 0))); step = min(2 * step, most)
 
-
 # %% ../../../nbs/rag/workflows/37c_turns.ipynb #00271aad
 def lock_name(session_id:str) -> str:
     "The name of a session's lock file: the whole SHA-256 digest of its id."
@@ -62,7 +61,6 @@ def turn_lock_dir(sessions:str) -> Path:
     "The lock folder of a sessions store: shared by every `serve` process on this host that uses that store."
     from gaia_mas.core.settings import cache_dir
     return cache_dir()/"turn-locks"/hashlib.sha256(sessions.encode()).hexdigest()[:16]
-
 
 # %% ../../../nbs/rag/workflows/37c_turns.ipynb #2d094982
 KEEPALIVE = dict(keepalives=1, keepalives_idle=10, keepalives_interval=5, keepalives_count=3,
@@ -158,7 +156,6 @@ class TurnQueue:
                 if held.across is not None: await held.across.aclose()
 
     def __len__(self) -> int: return len(self._held)
-
 
 # %% ../../../nbs/rag/workflows/37c_turns.ipynb #32ac495c
 def turn_queue(sessions:Optional[str], # the sessions store's URL (`open_sessions`); None or "memory": in memory
