@@ -58,8 +58,9 @@ test-nbs: check-venv
 test-py: check-venv
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-lint: check-venv  ## the import layers (.importlinter), no name that hides a module-level one (pylint), tests/README.md, cell and module sizes
+lint: check-venv  ## the import layers (.importlinter), the types of the public API (mypy.ini), no name that hides a module-level one (pylint), tests/README.md, cell and module sizes
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 	$(BIN)/pylint --rcfile=.pylintrc gaia_mas
 	$(BIN)/python tools/tests_map.py --check
 	$(BIN)/python tools/cell_sizes.py --check
@@ -88,6 +89,7 @@ bench: check-venv  ## the benchmarks in bench/ (about an hour; each one also run
 	$(BIN)/python bench/rag_real_corpus.py
 	$(BIN)/python bench/rag_fusion.py
 	$(BIN)/python bench/rag_reworded.py
+	$(BIN)/python bench/rag_keyword.py
 	$(BIN)/python bench/rag_openai.py
 	$(BIN)/python bench/rag_burst.py
 	$(BIN)/python bench/rag_burst_model.py

@@ -32,7 +32,7 @@ setuptools.setup(
     # they ship inside the wheel as the `gaia_mas.prompts` package data.
     packages=setuptools.find_packages(include=['gaia_mas', 'gaia_mas.*']) + prompt_pkgs,
     package_dir={'gaia_mas.prompts': 'prompts'},
-    package_data={p: ['*.txt'] for p in prompt_pkgs},
+    package_data={'gaia_mas': ['py.typed'], **{p: ['*.txt'] for p in prompt_pkgs}},
     include_package_data=True,
     install_requires=reqs('requirements'),
     extras_require={'dev': reqs('dev_requirements')},

@@ -46,6 +46,7 @@ GIT_GUIDES = ("gitignore gitattributes gitrevisions githooks gitsubmodules gitfa
               "gittutorial gitcli gitcredentials gitmodules gitcore-tutorial gitdiffcore gitnamespaces gitmailmap "
               "gitrepository-layout gittutorial-2 gitremote-helpers gitprotocol-http gitformat-bundle gitk "
               "gitcvs-migration everyday").split()
+REWORDED_WEIGHT = 2.0  # the semantic ranking's weight for a reworded question in the candidates' chunk fusion
 CORPORA, CONFIGS = ("sample", "pg50", "py68", "git"), ("before", "clean", "merge", "shipped")
 K, DEPTH = 5, 50
 
@@ -98,7 +99,7 @@ def weighted_rrf(lists: list[list[int]], weights: list[float]) -> list[tuple[int
 
 def candidates(kb, question: str) -> dict[str, list]:
     "Each mode's and each fusion candidate's top K hits (diverse, as searches are by default)."
-    from gaia_mas.rag.kb.search import REWORDED_WEIGHT, page_order, query_terms
+    from gaia_mas.rag.kb.search import page_order, query_terms
     terms, vec = query_terms(question), kb._query_vector(question)
     words, meaning = kb.rank_keyword(terms, DEPTH, []), kb.rank_vector(vec, DEPTH, [])
     w, m, lit = [i for i, _ in words], [i for i, _ in meaning], kb._literal(terms, words)

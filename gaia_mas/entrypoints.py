@@ -20,10 +20,9 @@ def langgraph_provider() -> str:
 
 @functools.cache
 def _rag_system(provider:str, model:Optional[str], kb:Optional[str]) -> Any:
-    "The models and tools the `langgraph dev` workflows share, built once per process by `make_rag_system`."
-    from gaia_mas.rag.kb.ingest import sample_kb
-    from gaia_mas.rag.workflows.system import make_rag_system
-    return make_rag_system(provider=provider, model=model, kb=kb, knowledge_base=None if kb else sample_kb())
+    "The models and tools the `langgraph dev` workflows share: one `gaia_mas.RagSystem` per process."
+    from gaia_mas.api import KnowledgeBase, RagSystem
+    return RagSystem(KnowledgeBase(kb) if kb else KnowledgeBase.sample(), provider=provider, model=model).system
 
 # %% ../nbs/41_entrypoints.ipynb #3aad0c3c
 def langgraph_workflow(pattern:str, # "sequential", "parallel" or "supervisor"
@@ -40,9 +39,7 @@ async def supervisor_graph(): return await asyncio.to_thread(langgraph_workflow,
 # %% ../nbs/41_entrypoints.ipynb #85bb3993
 def langgraph_gaia() -> Any:
     "The GAIA multi-agent graph, with the provider of `langgraph_provider` (the scripted dry run without a key)."
-    from gaia_mas.gaia.agents.config import load_baseline_prompts, make_agent_configs
-    from gaia_mas.gaia.agents.build import build_app
-    configs = make_agent_configs(load_baseline_prompts(), model=settings().model or "gpt-4o-mini")
-    return build_app(configs, provider=langgraph_provider())[0]
+    from gaia_mas.api import graph
+    return graph(provider=langgraph_provider(), model=settings().model)
 
 async def gaia_graph(): return await asyncio.to_thread(langgraph_gaia)

@@ -5,14 +5,16 @@
 # %% ../../nbs/core/03b_model_server.ipynb #5e0a0003
 from __future__ import annotations
 import functools, logging, re, ssl, threading
+from dataclasses import dataclass
 from typing import Any, Optional
 from urllib.parse import urlsplit
 from .formats import json_schema_format
 
 # %% auto #0
 __all__ = ['log', 'JSON_MODES', 'MissingAPIKeyError', 'ClearError', 'MalformedReplyError', 'ReplyCutError', 'ContextTooSmall',
-           'context_too_small', 'proxy_for', 'tls_context', 'sdk_http_client', 'is_local_server', 'server_model',
-           'server_json_mode', 'settle_json_mode', 'is_server_chat', 'with_format']
+           'context_too_small', 'proxy_for', 'tls_context', 'sdk_http_client', 'is_local_server', 'served_models',
+           'params_in_name', 'ModelSize', 'model_size', 'server_model', 'server_json_mode', 'settle_json_mode',
+           'is_server_chat', 'with_format']
 
 # %% ../../nbs/core/03b_model_server.ipynb #5e0a0005
 log = logging.getLogger(__name__)
@@ -82,19 +84,63 @@ def is_local_server(base_url:Optional[str], # an OpenAI-compatible server's base
     try: return ipaddress.ip_address(host).is_loopback
     except ValueError: return False
 
-# %% ../../nbs/core/03b_model_server.ipynb #55eaebe5
-def server_model(base_url:str, # an OpenAI-compatible server's base URL
-                 timeout:float=5, # seconds to wait for its answer
-                ) -> Optional[str]:
-    "The first model the server lists at `/models` (a file's name without its folder and `.gguf`), or None."
+# %% ../../nbs/core/03b_model_server.ipynb #4674ff2f
+def served_models(base_url:str, # an OpenAI-compatible server's base URL
+                  timeout:float=5, # seconds to wait for its answer
+                 ) -> list[dict]:
+    "The entries of the server's `/models` list, each with its `id` (and any `meta` the server adds); [] if none."
     import httpx
     try:
         r = httpx.get(f"{base_url.rstrip('/')}/models", timeout=timeout, proxy=proxy_for(base_url), trust_env=False,
                       verify=tls_context())
         r.raise_for_status()
-        first = next((m["id"] for m in r.json()["data"] if isinstance(m.get("id"), str) and m["id"].strip()), None)
-    except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError): return None
-    return re.sub(r"\.gguf$", "", first.strip().replace("\\", "/").rsplit("/", 1)[-1], flags=re.I) if first else None
+        data = r.json()["data"]
+    except (httpx.HTTPError, ValueError, KeyError, TypeError): return []
+    if not isinstance(data, list): return []
+    return [m for m in data if isinstance(m, dict) and isinstance(m.get("id"), str) and m["id"].strip()]
+
+# %% ../../nbs/core/03b_model_server.ipynb #bceee278
+_SIZE = re.compile(r"(?<![a-z0-9.])(?:(\d+)x)?(\d+(?:\.\d+)?)([bm])(?![a-z0-9])")
+
+def params_in_name(model:str, # a model's name, e.g. Qwen2.5-7B-Instruct or gemma-3-270m-q4_k_m
+                  ) -> Optional[float]:
+    "The parameters a model's name states (`70b`, `270m`, `8x7b`, `1.5b`), or None when it states none."
+    m = _SIZE.search(model.lower().replace("_", "-"))
+    if not m: return None
+    experts, n, unit = m.groups()
+    return float(n) * (1e9 if unit == "b" else 1e6) * int(experts or 1)
+
+# %% ../../nbs/core/03b_model_server.ipynb #76464596
+@dataclass(frozen=True)
+class ModelSize:
+    "How many parameters a served model has, and where that figure came from."
+    model: str # the model's name
+    params: Optional[float] # its parameters; None when neither the server nor the name says
+    source: str # "server metadata", "model name" or "unknown"
+
+def _short(model_id:str) -> str: return re.sub(r"\.gguf$", "", model_id.strip().replace("\\", "/").rsplit("/", 1)[-1], flags=re.I)
+
+def model_size(base_url:Optional[str], # the model server; None: the provider's own (not asked)
+               model:Optional[str]=None, # the model asked for; None: the first the server lists
+               timeout:float=5, # seconds to wait for the server
+              ) -> ModelSize:
+    "The served model's size: the server's `meta.n_params` (llama.cpp), else the size its name states."
+    listed = served_models(base_url, timeout) if base_url else []
+    only = listed[0] if len(listed) == 1 or (listed and not model) else {}  # a one-model server answers any name with it
+    entry = next((m for m in listed if model in (m["id"], _short(m["id"]))), only)
+    name = _short(entry["id"]) if entry else model or ""
+    n = (entry.get("meta") or {}).get("n_params") if isinstance(entry.get("meta"), dict) else None
+    if isinstance(n, (int, float)) and not isinstance(n, bool) and n > 0: return ModelSize(name, float(n), "server metadata")
+    if (n := params_in_name(name)) is not None: return ModelSize(name, n, "model name")
+    return ModelSize(name, None, "unknown")
+
+# %% ../../nbs/core/03b_model_server.ipynb #55eaebe5
+def server_model(base_url:str, # an OpenAI-compatible server's base URL
+                 timeout:float=5, # seconds to wait for its answer
+                ) -> Optional[str]:
+    "The first model the server lists at `/models` (a file's name without its folder and `.gguf`), or None."
+    listed = served_models(base_url, timeout)
+    return _short(listed[0]["id"]) if listed else None
 
 # %% ../../nbs/core/03b_model_server.ipynb #d44e0005
 JSON_MODES = ("json_schema", "json_object", "text")

@@ -36,6 +36,10 @@ class _Handler(BaseHTTPRequestHandler):
         request = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
         status, body, headers = self.server.owner._answer(request)
         if status: self._send(status, body, headers)
+    def do_GET(self):
+        models = getattr(self.server.owner, "models", None)   # the owner's `/models` list, when it has one
+        if models is None or not self.path.rstrip("/").endswith("/models"): return self._send(404, '{"error": "not found"}')
+        self._send(200, json.dumps({"object": "list", "data": models}))
 
 # %% ../../nbs/core/05_testing.ipynb #c33d0002
 class FakeOpenAIServer:
@@ -43,8 +47,9 @@ class FakeOpenAIServer:
     def __init__(self, replies:Sequence=(), # reply specs, used in order
                  responder:Callable[[dict], Any]|None=None, # request -> reply spec, once `replies` are spent
                  refuse:Sequence[str]=(), # response_format types answered with a 400
+                 models:list[dict]|None=None, # what GET /v1/models lists (e.g. llama.cpp's `meta`); None: 404
                 ):
-        self.replies, self.responder, self.refuse = list(replies), responder, set(refuse)
+        self.replies, self.responder, self.refuse, self.models = list(replies), responder, set(refuse), models
         self.requests: list[dict] = []
         self._stop, self._lock = threading.Event(), threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)

@@ -55,11 +55,17 @@ def build_graph(provider:str="scripted", # "scripted" for the scripted model, or
                ):
     "The compiled multi-agent graph for `provider`."
     scripted = provider in ("scripted", "demo")   # "demo" is another name for it
-    configs = agent_configs("openai" if scripted else provider, model, base_url, retry_limits=retry_limits)
-    if scripted: return build_app(configs, "scripted", latency=demo_latency, responder=demo_responder(demo_answer))[0]
+    if scripted:
+        configs = agent_configs("openai", model, base_url, retry_limits=retry_limits)
+        return build_app(configs, "scripted", latency=demo_latency, responder=demo_responder(demo_answer))[0]
+    from gaia_mas.core.options import ModelOptions
+    from gaia_mas.gaia.runs.session import plan
+    p = plan(ModelOptions(provider, model or None, base_url or None))   # the budget, judged by the model (and logged)
+    configs = agent_configs(provider, p.model.model or model, base_url, p.budget, retry_limits=retry_limits)
     llm_factory(configs["planner"])   # a missing key stops here, before a browser starts
-    shared_browser(notice or log.warning)
-    return build_app(configs, provider)[0]
+    if p.budget.browser: shared_browser(notice or log.warning)
+    return build_app(configs, provider, llm_timeout=p.model.llm_timeout or 120, max_retries=p.model.max_retries,
+                     repair_cut=p.budget.repair_cut, guided=p.budget.guided)[0]
 
 # %% ../../nbs/gaia/29_app.ipynb #a4c75c17
 class Mermaid:

@@ -6,15 +6,18 @@
 from __future__ import annotations
 import argparse, json, sys
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 from ..core.guards import printable
-from ..core.settings import add_model_options
+from ..core.options import BudgetOptions, RunOptions
+from ..core.options_cli import add_model_options, model_options, session_options
 from .runs.scoring import GOLD_KEYS
-from .runs.session import apply_budget, log_path, logs_dir, session
+from .runs.session import plan
+if TYPE_CHECKING: from gaia_mas.gaia.runs.session import Plan
 
 # %% auto #0
-__all__ = ['REQUIRE_SANDBOX_HELP', 'tool_calls', 'cmd_ask', 'cmd_run', 'gold_of_results', 'cmd_score', 'cmd_report',
-           'add_report_parser', 'cmd_course_fetch', 'cmd_course_submit', 'add_budget_option', 'add_gaia_parsers']
+__all__ = ['REQUIRE_SANDBOX_HELP', 'tool_calls', 'cmd_ask', 'cmd_run', 'cmd_score', 'cmd_report', 'add_report_parser',
+           'cmd_course_fetch', 'cmd_course_submit', 'add_budget_option', 'budget_options', 'run_options', 'plan_of',
+           'add_gaia_parsers']
 
 # %% ../../nbs/gaia/28_cli.ipynb #05c127d7
 def tool_calls(state:dict, # a question's final state
@@ -49,15 +52,10 @@ def _print_steps(app, record:dict) -> None:
 def cmd_ask(args:argparse.Namespace) -> int:
     "Answer one question and print the answer."
     if not args.question.strip(): raise ValueError('the question is empty: gaia-mas ask "your question" [--file PATH]')
-    budget = apply_budget(args)
-    if args.file and not Path(args.file).is_file(): raise FileNotFoundError(f"Attachment not found: {args.file}")
-    from gaia_mas.gaia.runs.runner import run_task
-    args.memory = True   # one question, nothing to resume
-    task = {"task_id": "ask", "question": args.question, "file": str(Path(args.file).resolve()) if args.file else None}
-    log_file = log_path(logs_dir(args), "ask")
-    with session(args, log_file, budget) as (app, tracer):
-        record, _ = run_task(app, task, timeout=args.timeout, callbacks=[tracer] if tracer else [])
-        if args.verbose and record["thread_id"]: _print_steps(app, record)
+    p = plan_of(args)
+    from gaia_mas.gaia.runs.runner import ask
+    steps = (lambda app, rec: _print_steps(app, rec) if rec["thread_id"] else None) if args.verbose else None
+    record, log_file = ask(args.question, args.file, p, session_options(args), steps)
     if record["status"] == "timeout":
         print(f"gaia-mas: no answer: {record['error']}; --timeout SECONDS gives the question more time",
               file=sys.stderr)
@@ -74,9 +72,9 @@ def _summary(out:Path, tasks:list[dict], log_file:Path, repeats:int=1) -> str:
     "What the run leaves: answered, failed, accuracy if known (over repeats, see `gaia.report`), results and logs."
     from gaia_mas.gaia.runs.report import build_report, format_report
     from gaia_mas.gaia.runs.report import format_score, score_results
-    from gaia_mas.gaia.runs.tasks import is_failed, read_results
-    latest = {(r["task_id"], r.get("repeat") or 0): r for r in read_results(out, repair=False)}
-    mine = [latest[t["task_id"], k] for k in range(repeats) for t in tasks if (t["task_id"], k) in latest]
+    from gaia_mas.gaia.runs.runner import records_of
+    from gaia_mas.gaia.runs.tasks import is_failed
+    mine = records_of(out, tasks, repeats)
     what = "tasks" if repeats == 1 else f"answers ({len(tasks)} tasks x {repeats} repeats)"
     lines = [f"{len(mine)}/{len(tasks) * repeats} {what} answered, {sum(map(is_failed, mine))} failed: {out}"]
     if any(t["gold"] for t in tasks) and repeats == 1:
@@ -86,27 +84,22 @@ def _summary(out:Path, tasks:list[dict], log_file:Path, repeats:int=1) -> str:
 
 # %% ../../nbs/gaia/28_cli.ipynb #989eaf7d
 def cmd_run(args:argparse.Namespace) -> int:
-    "Answer a task file's tasks with `gaia.runner.run_file`, then print what the run left."
+    "Answer a task file's tasks with `gaia.runs.runner.run_file`, then print what the run left."
     from gaia_mas.gaia.runs.runner import run_file
     from gaia_mas.gaia.runs.tasks import no_task_answered, read_results
-    tasks, out, log_file = run_file(args)
-    print(_summary(out, tasks, log_file, args.repeats))
+    run = run_options(args)
+    tasks, out, log_file = run_file(args.tasks, run, plan_of(args), session_options(args))
+    print(_summary(out, tasks, log_file, run.repeats))
     if not no_task_answered(tasks, read_results(out, repair=False)): return 0
     print(f"gaia-mas: none of the {len(tasks)} selected tasks could be answered; see the errors in {out} "
           f"and the log {log_file}", file=sys.stderr)
     return 1
 
-# %% ../../nbs/gaia/28_cli.ipynb #7629a70c
-def gold_of_results(records:list[dict], # result records that may carry their gold answers
-                   ) -> list[dict]:
-    "The records that carry a gold answer, as tasks for `score_results`."
-    from gaia_mas.gaia.runs.scoring import golds_of
-    return [{"task_id": t, **g} for t, g in golds_of(records).items() if isinstance(t, str) and g["gold"] is not None]
-
 # %% ../../nbs/gaia/28_cli.ipynb #d599454d
 def cmd_score(args:argparse.Namespace) -> int:
     "Print the official score of a results file."
     from gaia_mas.gaia.runs.report import format_score, results_of, score_results
+    from gaia_mas.gaia.runs.scoring import gold_of_results
     from gaia_mas.gaia.runs.tasks import load_tasks
     results = results_of(args.results)
     golds = load_tasks(args.gold) if args.gold else gold_of_results(results)
@@ -188,12 +181,38 @@ def add_budget_option(p:argparse.ArgumentParser) -> None:
                    help="what a question may spend: 'local' fits a small model on this machine's CPU (128 to 320 "
                         "tokens a reply, 170 s a question, one LLM retry, no repair of a cut reply, no browser, short "
                         "prompts, one tool call for the researcher and the expert, each held to a JSON schema), "
-                        "'hosted' a hosted model (up to 2,048 tokens a reply, 1,800 s); 'auto' (default) is local "
-                        "when the model server is on this machine (a --base-url or OPENAI_BASE_URL on localhost)")
+                        "'hosted' a larger or hosted model (up to 2,048 tokens a reply, 1,800 s); 'auto' (default) judges by "
+                        "the model: local under 4B parameters (the size its server reports, else the size in its "
+                        "name), hosted above; a model of unknown size is local only on this machine")
     p.add_argument("--max-tokens", action="append", metavar="AGENT=N",
                    help="most tokens in one reply of an agent (planner, researcher, expert, critic, finalizer), over "
                         "the budget's; repeatable, e.g. --max-tokens researcher=640")
     p.set_defaults(llm_timeout=None, max_retries=None, model=None)   # then the budget's, and the server's model
+
+# %% ../../nbs/gaia/28_cli.ipynb #7900b4cd
+def budget_options(args:argparse.Namespace, # what `ask` or `run` parsed
+                  ) -> BudgetOptions:
+    "The budget options of a command's flags: --budget, --max-tokens and --timeout."
+    from gaia_mas.gaia.agents.config import parse_max_tokens
+    return BudgetOptions(getattr(args, "budget", "auto"), parse_max_tokens(getattr(args, "max_tokens", None)),
+                         getattr(args, "timeout", None))
+
+def run_options(args:argparse.Namespace, # what `run` parsed
+               ) -> RunOptions:
+    "The batch options of `gaia-mas run`'s flags."
+    return RunOptions(out=Path(args.out), levels=args.level, task_ids=args.task_id, limit=args.limit,
+                      concurrency=args.concurrency, retry_failed=args.retry_failed, progress=not args.no_progress,
+                      repeats=args.repeats, votes=args.votes, votes_early_stop=args.votes_early_stop)
+
+def plan_of(args:argparse.Namespace, # what `ask` or `run` parsed
+           ) -> Plan:
+    "The question's plan from a command's flags; which budget `auto` chose for a model server, and why, goes to stderr."
+    from gaia_mas.core.settings import settings
+    p = plan(model_options(args), budget_options(args))
+    served = p.model.base_url or settings().openai_base_url
+    if getattr(args, "budget", "auto") == "auto" and not p.model.scripted and served:
+        print(f"gaia-mas: {p.reason}", file=sys.stderr)
+    return p
 
 # %% ../../nbs/gaia/28_cli.ipynb #ede88148
 REQUIRE_SANDBOX_HELP = ("refuse to start unless the expert's Python can run isolated under bubblewrap (the same as "

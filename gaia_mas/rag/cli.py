@@ -288,15 +288,16 @@ def print_answer(r:dict) -> None:
     print(f"\n{printable(how)}, {md['total_time']:.2f}s{cut}")
 
 # %% ../../nbs/rag/38_cli.ipynb #01eb7fdf
-async def _ask_once(args, opts:dict) -> dict:
+async def _ask_once(args:argparse.Namespace) -> dict:
     "One question: the knowledge base checked, the session `ask_session` chooses, the workflow run."
     from gaia_mas.rag.workflows.system import make_rag_system, open_sessions
-    kb = open_kb_for(opts)
+    from gaia_mas.core.options_cli import model_options, rag_options
+    kb = open_kb_for(vars(args))
     try:
         if note := empty_kb_note(kb): raise ValueError(note)
         sid, store = ask_session(args)
         async with open_sessions(store) as saver:
-            system = make_rag_system(checkpointer=saver, knowledge_base=kb, **opts)
+            system = make_rag_system(model_options(args), rag_options(args), checkpointer=saver, knowledge_base=kb)
             return await system.aask(args.question, sid, args.pattern or "auto")
     finally: kb.close()
 
@@ -304,7 +305,7 @@ async def _ask_once(args, opts:dict) -> dict:
 def cmd_rag_ask(args) -> int:
     "`gaia-mas rag ask`: answer one question; 0 answered, 1 the run ended in an error, 2 bad input or setup."
     from gaia_mas.core.llm import MissingAPIKeyError
-    try: r = run_sync(_ask_once(args, dict(vars(args))))
+    try: r = run_sync(_ask_once(args))
     except MissingAPIKeyError as e:
         print(f"gaia-mas rag ask: {printable(redact(e))} (or use --provider scripted for a dry run)", file=sys.stderr)
         return 2
@@ -477,7 +478,7 @@ def _sessions_parsers(rag) -> None:
 # %% ../../nbs/rag/38_cli.ipynb #5fd46f5f
 def add_rag_parsers(sub) -> None:
     "Add `rag ingest|embed|rm|search|stats|ask|sessions|eval` and `serve` to the subparsers `sub`."
-    from gaia_mas.core.settings import add_model_options
+    from gaia_mas.core.options_cli import add_model_options
     rag = sub.add_parser("rag", help="the document knowledge base and its question answering")
     rag = rag.add_subparsers(dest="rag_command", required=True)
     _ingest_parsers(rag); _query_parsers(rag); _ask_parser(rag, add_model_options); _sessions_parsers(rag)

@@ -38,7 +38,7 @@ def test_three_questions_walk_the_whole_path(local_model_url, tmp_path):
         runs = {k: ask(local_model_url, tmp_path/k, q, *(["--file", str(tmp_path/f)] if f else []), **web_env)
                 for k, (q, f) in QUESTIONS.items()}
     for k, run in runs.items():   # the README's command: the local budget by itself, never a traceback
-        assert "gets the local budget" in run["r"].stderr and "Traceback" not in run["r"].stderr, run["r"].stderr
+        assert "gaia-mas: budget local: " in run["r"].stderr and "Traceback" not in run["r"].stderr, run["r"].stderr
         assert "cut at max_tokens" not in run["log"], f"{k}: a reply was cut"
         assert run["path"][:2] == ["planner", "critic_planner"] and run["path"][-1] == "finalizer", (k, run["path"])
     # the product is right because the calculator computed it, and the expert repeated it

@@ -291,7 +291,7 @@ def test_search_prints_code_with_its_indentation(tmp_path, capsys):
     url = f"sqlite:///{tmp_path/'kb.sqlite'}"
     code_md = sample_dir().parent/"code"/"inventory.md"
     assert run(capsys, "rag", "ingest", str(code_md), "--kb", url, "--no-embed")[0] == 0
-    code, out, err = run(capsys, "rag", "search", "stock_level", "--kb", url, "--mode", "keyword", "--k", "1",
+    code, out, err = run(capsys, "rag", "search", "def stock_level", "--kb", url, "--mode", "keyword", "--k", "1",
                          "--width", "2000")
     shown = [l[4:] for l in out.splitlines()[1:]]  # each line of the passage is indented by four spaces
     assert code == 0 and "    def stock_level(self, sku):\n        try:" in "\n".join(shown), out

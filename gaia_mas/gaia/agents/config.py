@@ -4,7 +4,7 @@
 
 # %% ../../../nbs/gaia/agents/12_config.ipynb #de20f485
 from __future__ import annotations
-import json, logging, os
+import json, logging, os, re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
@@ -20,8 +20,9 @@ from ...core import utils
 from ...core.utils import load_prompt_from_file
 
 # %% auto #0
-__all__ = ['log', 'PROMPT_FILES', 'DEFAULT_MAX_TOKENS', 'BUDGETS', 'load_baseline_prompts', 'make_agent_configs', 'Budget',
-           'choose_budget', 'budget_overrides', 'parse_max_tokens', 'read_jsonl_file', 'write_jsonl_file']
+__all__ = ['log', 'PROMPT_FILES', 'DEFAULT_MAX_TOKENS', 'BUDGETS', 'LOCAL_MAX_PARAMS', 'HOSTED_NAMES', 'load_baseline_prompts',
+           'make_agent_configs', 'Budget', 'BudgetChoice', 'judge_budget', 'choose_budget', 'budget_overrides',
+           'parse_max_tokens', 'read_jsonl_file', 'write_jsonl_file']
 
 # %% ../../../nbs/gaia/agents/12_config.ipynb #02c688ba
 log = logging.getLogger(__name__)
@@ -116,15 +117,53 @@ BUDGETS = {
     "local": Budget("local", {"planner": 448, "researcher": 448, "expert": 320, "critic": 224, "finalizer": 256},
                     170, 150, 1, 2, False, False, 1500, "local", True)}
 
-# %% ../../../nbs/gaia/agents/12_config.ipynb #82b2adfb
+# %% ../../../nbs/gaia/agents/12_config.ipynb #a29f9daa
+LOCAL_MAX_PARAMS = 4e9  # a model with fewer parameters gets the local budget under `auto`
+HOSTED_NAMES = re.compile(r"^(gpt-|chatgpt|o\d|claude|gemini)", re.I)  # hosted families whose names state no size
+
+@dataclass(frozen=True)
+class BudgetChoice:
+    "A question's budget, and the one line that says which it is and why."
+    budget: Budget
+    reason: str
+
+# %% ../../../nbs/gaia/agents/12_config.ipynb #bc5b8154
+def _params(n:float) -> str: return f"{n / 1e9:.3g}B" if n >= 1e9 else f"{n / 1e6:.3g}M"
+
+def _by_size(size, where:str) -> tuple[str, str]:
+    "(budget name, why) for a served model of known or unknown size."
+    if size.params is not None:
+        name = "local" if size.params < LOCAL_MAX_PARAMS else "hosted"
+        return name, f"{size.model} {where} has {_params(size.params)} parameters ({size.source})"
+    if HOSTED_NAMES.match(size.model): return "hosted", f"{size.model} {where} is a hosted model (by its name)"
+    from gaia_mas.core.model_server import is_local_server
+    on = "on this machine" if is_local_server(where.removeprefix("at ")) else "not on this machine"
+    return ("local" if on == "on this machine" else "hosted"), f"{size.model or 'the model'} {where} is of unknown size, {on}"
+
+# %% ../../../nbs/gaia/agents/12_config.ipynb #1feae325
+def judge_budget(name:str="auto", # "auto", "local" or "hosted"
+                 base_url:Optional[str]=None, # the model server; None for the provider's own
+                 model:Optional[str]=None, # the model; None: the one the server lists first
+                 provider:str="openai", # the provider; "scripted" is the dry run
+                ) -> BudgetChoice:
+    "The budget `name` stands for (hosted for the dry run), and why; `auto` judges by the model's size."
+    from gaia_mas.core.settings import redact
+    if name not in ("auto", *BUDGETS): raise ValueError(f"unknown budget {name!r}: choose auto, {', '.join(BUDGETS)}")
+    if provider == "scripted": return BudgetChoice(BUDGETS["hosted"], "budget hosted: the scripted dry run")
+    if name != "auto": return BudgetChoice(BUDGETS[name], f"budget {name}, as asked")
+    if base_url is None:
+        return BudgetChoice(BUDGETS["hosted"], f"budget hosted: {model or 'the model'} runs on {provider}'s service")
+    from gaia_mas.core.model_server import model_size
+    chosen, why = _by_size(model_size(base_url, model), f"at {redact(base_url)}")
+    lift = "; --budget hosted lifts it" if chosen == "local" else "; --budget local fits a small model"
+    return BudgetChoice(BUDGETS[chosen], f"budget {chosen}: {why}{lift}")
+
 def choose_budget(name:str="auto", # "auto", "local" or "hosted"
                   base_url:Optional[str]=None, # the model server; None for the provider's own
+                  model:Optional[str]=None, # the model; None: the one the server lists first
                  ) -> Budget:
-    "The budget `name` stands for; `auto` is local for a model server on this machine, hosted otherwise."
-    from gaia_mas.core.llm import is_local_server   # here: the task readers import this module and stay light
-    if name == "auto": name = "local" if is_local_server(base_url) else "hosted"
-    if name not in BUDGETS: raise ValueError(f"unknown budget {name!r}: choose auto, {', '.join(BUDGETS)}")
-    return BUDGETS[name]
+    "The budget `name` stands for, as `judge_budget` chooses it."
+    return judge_budget(name, base_url, model).budget
 
 # %% ../../../nbs/gaia/agents/12_config.ipynb #8cc2f3fc
 def budget_overrides(budget:Budget, # the question's budget

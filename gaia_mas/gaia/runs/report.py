@@ -4,7 +4,7 @@
 
 # %% ../../../nbs/gaia/runs/25a_report.ipynb #33127afa
 from __future__ import annotations
-import argparse, json, math, sys
+import json, math, sys
 from pathlib import Path
 from typing import Any, Iterable, Optional
 from ...core.guards import printable

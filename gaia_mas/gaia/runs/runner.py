@@ -4,7 +4,7 @@
 
 # %% ../../../nbs/gaia/runs/26_runner.ipynb #79fe44f7
 from __future__ import annotations
-import argparse, contextlib, contextvars, logging, sys, threading, time
+import contextlib, contextvars, dataclasses, logging, sys, threading, time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, as_completed, wait
 from datetime import datetime, timezone
 from pathlib import Path
@@ -21,11 +21,12 @@ from .ledger import SPENT_COUNTS, Ledger, LedgerWriter, add_spent, carry_failed,
 from .logs import StepLogger
 from .tracking import PATH_COUNTS, PathTracker
 from ...core.llm import TokenCounter
-from .tasks import exclusive, load_tasks
-from .session import apply_budget, check_key, configs_of, log_path, logs_dir, session
+from .tasks import NoTasks, exclusive, load_tasks, normalize_task, select_tasks
+from .session import Plan, check_key, configs_of, log_path, logs_dir, session
+from ...core.options import RunOptions, SessionOptions
 
 # %% auto #0
-__all__ = ['log', 'now_iso', 'run_task', 'run_votes', 'run_batch', 'Progress', 'run_file']
+__all__ = ['log', 'now_iso', 'run_task', 'run_votes', 'run_batch', 'Progress', 'select', 'run_file', 'records_of', 'ask']
 
 # %% ../../../nbs/gaia/runs/26_runner.ipynb #2e3b5473
 log = logging.getLogger(__name__)
@@ -284,47 +285,86 @@ def _missing_files(tasks:list[dict]) -> None:
           file=sys.stderr)
 
 # %% ../../../nbs/gaia/runs/26_runner.ipynb #fded1fbe
-def _todo(args:argparse.Namespace, tasks:list[dict], out:Path, stack:contextlib.ExitStack,
+def _todo(run:RunOptions, tasks:list[dict], out:Path, stack:contextlib.ExitStack,
           ledger:Optional[Ledger]=None) -> list[dict]:
-    "The (task, repeat) pairs still to answer in `out`, failures dropped first with --retry-failed; says how many."
+    "The (task, repeat) pairs still to answer in `out`, failures dropped first with `retry_failed`; says how many."
     from gaia_mas.gaia.runs.tasks import drop_failed, pending_tasks, read_results
     records = read_results(out)
-    if args.retry_failed:   # the selected tasks' failures: the others stay until a run selects them
+    if run.retry_failed:   # the selected tasks' failures: the others stay until a run selects them
         chosen = {t["task_id"] for t in tasks}
         if ledger is not None:   # on disk before the records go
             carry_failed(ledger, [r for r in records if r.get("task_id") in chosen], run_key(out))
         if (kept := drop_failed(out, records, chosen)) is not records:
             records = kept; stack.enter_context(exclusive(out))  # the file was replaced: lock the new one too
-    todo, n = pending_tasks(tasks, records, args.repeats), len(tasks) * args.repeats
-    print(f"{n} {'answers' if args.repeats > 1 else 'tasks'}: {n - len(todo)} already answered in {out}, "
+    todo, n = pending_tasks(tasks, records, run.repeats), len(tasks) * run.repeats
+    print(f"{n} {'answers' if run.repeats > 1 else 'tasks'}: {n - len(todo)} already answered in {out}, "
           f"{len(todo)} to run", file=sys.stderr)
     return todo
 
 # %% ../../../nbs/gaia/runs/26_runner.ipynb #1bf08f8f
-def _check_run_options(args:argparse.Namespace) -> None:
-    "Options that cannot work, refused before anything is read or written."
-    for name in ("repeats", "votes", "concurrency", "limit"):
-        if (v := getattr(args, name)) is not None and v < 1: raise ValueError(f"--{name} must be at least 1, not {v}")
-    if args.timeout <= 0: raise ValueError(f"--timeout must be a positive number of seconds, not {args.timeout:g}")
+def _given_task(raw:dict) -> dict:
+    "A task given as a dict, its `file` (a path) split into the folder and the name a task file would give."
+    if not isinstance(raw, dict) or not raw.get("file") or raw.get("file_name"): return normalize_task(raw)
+    f = Path(raw["file"]).expanduser().resolve()
+    return normalize_task({**raw, "file_name": f.name}, f.parent)
+
+def select(source:str|Path|Sequence[dict], # a task file, a folder holding one, or task dicts
+           run:RunOptions=RunOptions(), # the levels, task ids and limit to keep
+          ) -> list[dict]:
+    "The selected tasks of a task file or of task dicts, normalised; `NoTasks` if none is selected."
+    if isinstance(source, (str, Path)): return load_tasks(source, run.levels, run.task_ids, run.limit)
+    tasks = select_tasks([_given_task(t) for t in source], run.levels, run.task_ids, run.limit)
+    if not tasks: raise NoTasks(f"none of the {len(source)} tasks given is selected (levels {run.levels}, "
+                                f"task ids {run.task_ids})")
+    return tasks
 
 # %% ../../../nbs/gaia/runs/26_runner.ipynb #dbb6a738
-def run_file(args:argparse.Namespace, # the options of `gaia-mas run`, see `gaia.cli.add_gaia_parsers`
+def run_file(source:str|Path|Sequence[dict], # a task file, a folder holding one, or task dicts
+             run:RunOptions, # which tasks, where the results go, concurrency, repeats, votes
+             p:Plan, # the questions' plan, from `plan`
+             opts:SessionOptions=SessionOptions(), # checkpoints, logs, tracing, the sandbox's must
             ) -> tuple[list[dict], Path, Path]:
-    "Answer a task file's tasks as `args` asks: concurrently, resumably, one synced line per answer."
-    budget = apply_budget(args)
-    _check_run_options(args)
-    tasks, out = load_tasks(args.tasks, args.level, args.task_id, args.limit), Path(args.out)
+    "Answer the tasks as `run` asks: concurrently, resumably, one synced line per answer; (tasks, results, log)."
+    tasks, out = select(source, run), run.out
     _missing_files(tasks)
-    if args.provider != "scripted": check_key(configs_of(args, budget))  # before the results file is made
-    log_file = log_path(logs_dir(args), out.stem)
+    if not p.model.scripted: check_key(configs_of(p))  # before the results file is made
+    log_file = log_path(logs_dir(opts.cache_dir), out.stem)
     with exclusive(out), contextlib.ExitStack() as stack:
-        ledger = stack.enter_context(open_ledger(args.cache_dir, args.memory))
-        todo = _todo(args, tasks, out, stack, ledger)
-        app, tracer = stack.enter_context(session(args, log_file, budget))
-        bar = Progress(len(todo), {t["task_id"]: t["gold"] for t in tasks if t["gold"]}, enabled=not args.no_progress)
-        extra = {"model": "scripted" if args.provider == "scripted" else args.model}
-        try: run_batch(app, todo, ResultWriter(out), args.concurrency, args.timeout, run_key(out),
-                       [tracer] if tracer else [], bar, votes=args.votes, early_stop=args.votes_early_stop,
+        ledger = stack.enter_context(open_ledger(opts.cache_dir, opts.memory))
+        todo = _todo(run, tasks, out, stack, ledger)
+        app, tracer = stack.enter_context(session(p, opts, log_file))
+        bar = Progress(len(todo), {t["task_id"]: t["gold"] for t in tasks if t["gold"]}, enabled=run.progress)
+        extra = {"model": "scripted" if p.model.scripted else p.model.model}
+        try: run_batch(app, todo, ResultWriter(out), run.concurrency, p.timeout, run_key(out),
+                       [tracer] if tracer else [], bar, votes=run.votes, early_stop=run.votes_early_stop,
                        extra=extra, ledger=ledger)
         finally: bar.close()
     return tasks, out, log_file
+
+# %% ../../../nbs/gaia/runs/26_runner.ipynb #ffa78aab
+def records_of(out:str|Path, # a results file
+               tasks:Sequence[dict], # the tasks a run selected
+               repeats:int=1, # the repeats it asked for
+              ) -> list[dict]:
+    "The latest record of each task (and repeat) in the results file, in the order of the tasks."
+    from gaia_mas.gaia.runs.tasks import read_results
+    latest = {(r["task_id"], r.get("repeat") or 0): r for r in read_results(out, repair=False)}
+    return [latest[t["task_id"], k] for k in range(repeats) for t in tasks if (t["task_id"], k) in latest]
+
+# %% ../../../nbs/gaia/runs/26_runner.ipynb #568cfb15
+def ask(question:str, # the question
+        file:Optional[str|Path], # its attachment, or None
+        p:Plan, # the question's plan, from `plan`
+        opts:SessionOptions=SessionOptions(), # logs, tracing, the sandbox's must (checkpoints stay in memory)
+        on_done:Optional[Callable[[Any, dict], None]]=None, # called with (graph, record) before the session closes
+       ) -> tuple[dict, Path]:
+    "One question answered in a session of its own: its record (as `run_task` makes it) and its log file."
+    if not isinstance(question, str) or not question.strip(): raise ValueError("the question is empty: ask something")
+    if file and not Path(file).is_file(): raise FileNotFoundError(f"Attachment not found: {file}")
+    opts = dataclasses.replace(opts, memory=True)   # one question, nothing to resume
+    task = {"task_id": "ask", "question": question, "file": str(Path(file).resolve()) if file else None}
+    log_file = log_path(logs_dir(opts.cache_dir), "ask")
+    with session(p, opts, log_file) as (app, tracer):
+        record, _ = run_task(app, task, timeout=p.timeout, callbacks=[tracer] if tracer else [])
+        if on_done: on_done(app, record)
+    return record, log_file

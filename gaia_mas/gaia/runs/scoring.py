@@ -10,7 +10,8 @@ from typing import Any, Iterable, Optional
 # %% auto #0
 __all__ = ['GOLD_KEYS', 'FAILURES', 'GAVE_UP', 'UNUSABLE_REPLY', 'COST_FIELDS', 'is_float', 'normalize_number_str',
            'split_string', 'normalize_str', 'question_scorer', 'clean_answer', 'wants_units', 'clean_number',
-           'normalize_answer', 'runs_by_task', 'golds_of', 'gave_no_answer', 'failure_of', 'sum_costs', 'judge']
+           'normalize_answer', 'runs_by_task', 'golds_of', 'gold_of_results', 'gave_no_answer', 'failure_of',
+           'sum_costs', 'judge']
 
 # %% ../../../nbs/gaia/runs/25_scoring.ipynb #3806c6fc
 def is_float(x:Any) -> bool:
@@ -146,6 +147,12 @@ def golds_of(records:Iterable[dict], # result records that may carry gold answer
     for t in tasks or []:
         out[t["task_id"]] = {"gold": t.get("gold"), "level": t.get("level"), "question": t.get("question", "")}
     return out
+
+# %% ../../../nbs/gaia/runs/25_scoring.ipynb #7629a70c
+def gold_of_results(records:list[dict], # result records that may carry their gold answers
+                   ) -> list[dict]:
+    "The records that carry a gold answer, as tasks for `score_results`."
+    return [{"task_id": t, **g} for t, g in golds_of(records).items() if isinstance(t, str) and g["gold"] is not None]
 
 # %% ../../../nbs/gaia/runs/25_scoring.ipynb #7bf0ab17
 FAILURES = ("timeout", "error", "no_answer", "wrong_answer")

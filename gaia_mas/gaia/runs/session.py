@@ -4,26 +4,31 @@
 
 # %% ../../../nbs/gaia/runs/26g_session.ipynb #4701786b
 from __future__ import annotations
-import argparse, contextlib, os, sys
+import contextlib, dataclasses, logging, os
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional
+from ...core.options import BudgetOptions, ModelOptions, SessionOptions
 from ...core.settings import cache_dir, redact, setting_source, settings
 if TYPE_CHECKING: from gaia_mas.gaia.agents.config import Budget
 
 # %% auto #0
-__all__ = ['NO_KEY_HINT', 'log_path', 'logs_dir', 'check_key', 'apply_budget', 'configs_of', 'session']
+__all__ = ['log', 'NO_KEY_HINT', 'log_path', 'logs_dir', 'check_key', 'Plan', 'plan', 'configs_of', 'session']
 
 # %% ../../../nbs/gaia/runs/26g_session.ipynb #36147bf3
+log = logging.getLogger(__name__)
+
 def log_path(folder:Path, # where the run's logs go
              stem:str, # what the run is, e.g. the results file's name
             ) -> Path:
     "A new log file for a run: FOLDER/STEM-YYYYmmdd-HHMMSS-microseconds-PID.jsonl."
     return Path(folder)/f"{stem}-{datetime.now():%Y%m%d-%H%M%S-%f}-{os.getpid()}.jsonl"
 
-def logs_dir(args:argparse.Namespace) -> Path:
-    "The run's log folder: logs/ in `--cache-dir`, else in `cache_dir()`."
-    return Path(args.cache_dir or cache_dir())/"logs"
+def logs_dir(folder:Optional[Path]=None, # the cache folder the session options name; None for `cache_dir()`
+            ) -> Path:
+    "The run's log folder: logs/ in the given cache folder (`--cache-dir`), else in `cache_dir()`."
+    return Path(folder or cache_dir())/"logs"
 
 # %% ../../../nbs/gaia/runs/26g_session.ipynb #a09f2b89
 NO_KEY_HINT = "For a dry run with no key and no network, add --provider scripted."
@@ -41,36 +46,47 @@ def _first_model(configs:dict) -> None:
     sandbox_mode()  # one line when model-written code would run unisolated; --require-sandbox refuses here
 
 # %% ../../../nbs/gaia/runs/26g_session.ipynb #a63b16c9
-def apply_budget(args:argparse.Namespace) -> Budget:
-    "The question's budget, with its values filled into the options the user left out."
-    from gaia_mas.gaia.agents.config import choose_budget
-    base = args.base_url or settings().openai_base_url
-    budget = choose_budget("hosted" if args.provider == "scripted" else getattr(args, "budget", "auto"), base)
-    for opt in ("timeout", "llm_timeout", "max_retries"):
-        if getattr(args, opt, None) is None: setattr(args, opt, getattr(budget, opt))
-    if getattr(args, "model", "") is None: args.model = _served_model(args, base)
-    if budget.name == "local" and getattr(args, "budget", "auto") == "auto":
-        print(f"gaia-mas: the model server {redact(base)} is on this machine, so each question gets the local budget "
-              f"({budget.timeout:g} s, short replies, no browser); --budget hosted lifts it", file=sys.stderr)
-    return budget
+@dataclass(frozen=True)
+class Plan:
+    "A question's model options with its budget's values filled in, the budget, and the line that says why."
+    model: ModelOptions # provider, model, llm_timeout and max_retries all set
+    budget: Budget # the question's limits
+    timeout: float # seconds per question
+    max_tokens: Mapping[str, int] # agent -> tokens per reply, over the budget's
+    reason: str # which budget, and why, in one line
+
+def plan(model:ModelOptions=ModelOptions(), # the model options as given
+         budget:BudgetOptions=BudgetOptions(), # the budget options as given
+        ) -> Plan:
+    "The question's budget, judged once, with its values filled into the options left out; its reason is logged."
+    from gaia_mas.gaia.agents.config import judge_budget
+    base = model.base_url or settings().openai_base_url
+    served = None if model.model else _served_model(model.provider, base)
+    choice = judge_budget(budget.budget, base, model.model or served, model.provider)
+    reason = redact(choice.reason)
+    log.info(reason)
+    b = choice.budget
+    filled = dataclasses.replace(model, model=model.model or served or "gpt-4o-mini",
+                                 llm_timeout=b.llm_timeout if model.llm_timeout is None else model.llm_timeout,
+                                 max_retries=b.max_retries if model.max_retries is None else model.max_retries)
+    return Plan(filled, b, budget.timeout or b.timeout, dict(budget.max_tokens), reason)
 
 # %% ../../../nbs/gaia/runs/26g_session.ipynb #0cf72b52
-def _provider(args:argparse.Namespace) -> str: return "openai" if args.provider == "scripted" else args.provider
+def _provider(provider:str) -> str: return "openai" if provider == "scripted" else provider
 
 # %% ../../../nbs/gaia/runs/26g_session.ipynb #71e04446
-def configs_of(args:argparse.Namespace, # parsed options, see `add_model_options` and `add_budget_option`
-               budget:Budget, # the question's budget, from `apply_budget`
+def configs_of(p:Plan, # the question's plan, from `plan`
               ) -> dict:
-    "The agents' configurations the options and the budget ask for (--max-tokens over the budget's limits)."
+    "The agents' configurations the plan asks for (its max_tokens over the budget's limits)."
     from gaia_mas.gaia.agents.build import agent_configs
-    from gaia_mas.gaia.agents.config import parse_max_tokens
-    return agent_configs(_provider(args), args.model, args.base_url, budget, parse_max_tokens(getattr(args, "max_tokens", None)))
+    m = p.model
+    return agent_configs(_provider(m.provider), m.model or "gpt-4o-mini", m.base_url, p.budget, dict(p.max_tokens))
 
 # %% ../../../nbs/gaia/runs/26g_session.ipynb #38a3815e
-def _served_model(args:argparse.Namespace, base:Optional[str]) -> str:
-    "The model a --base-url or OPENAI_BASE_URL server says it serves, when no --model was given; else gpt-4o-mini."
+def _served_model(provider:str, base:Optional[str]) -> Optional[str]:
+    "The model a `base_url` or OPENAI_BASE_URL server says it serves (None when it says none or is not asked)."
     from gaia_mas.core.llm import server_model
-    return (base and args.provider == "openai" and server_model(base)) or "gpt-4o-mini"
+    return server_model(base) if base and provider == "openai" else None
 
 # %% ../../../nbs/gaia/runs/26g_session.ipynb #1dedec04
 def _browser(stack:contextlib.ExitStack, budget:Budget) -> None:
@@ -83,28 +99,28 @@ def _browser(stack:contextlib.ExitStack, budget:Budget) -> None:
 
 # %% ../../../nbs/gaia/runs/26g_session.ipynb #dedbec04
 @contextlib.contextmanager
-def session(args:argparse.Namespace, # parsed options, see `add_model_options`
+def session(p:Plan, # the question's plan, from `plan`
+            opts:SessionOptions, # what the run opens: checkpoints, logs, tracing, the sandbox's must
             log_file:Path, # the run's log file
-            budget:Optional[Budget]=None, # the question's limits; from `apply_budget` if None
-           ):
+           ) -> Iterator[tuple[Any, Any]]:
     "The run's logging, checkpointer, browser and graph; yields (app, tracer)."
     from fastcore.xtras import modified_env
     from gaia_mas.gaia.agents.build import build_app
     from gaia_mas.gaia.runs.checkpoints import open_checkpointer
     from gaia_mas.gaia.runs.logs import run_logging
-    budget = budget or apply_budget(args)
+    m, budget = p.model, p.budget
     with contextlib.ExitStack() as stack:
-        if getattr(args, "require_sandbox", False):
+        if opts.require_sandbox:
             stack.enter_context(modified_env(GAIA_MAS_SANDBOX="bwrap"))  # checked when the graph is built, below
-        stack.enter_context(run_logging(log_file, args.verbose))
-        saver = stack.enter_context(open_checkpointer(args.cache_dir, args.memory))
+        stack.enter_context(run_logging(log_file, opts.verbose))
+        saver = stack.enter_context(open_checkpointer(opts.cache_dir, opts.memory))
         if setting_source("tool_budget") == "default":
             stack.enter_context(modified_env(GAIA_MAS_TOOL_BUDGET=str(budget.tool_chars)))
-        configs = configs_of(args, budget)
-        if args.provider != "scripted": _first_model(configs); _browser(stack, budget)
-        app, tracer = build_app(configs, args.provider, saver, args.trace, args.llm_timeout, args.max_retries,
-                                args.rps, args.latency, args.dry_answer, getattr(args, "dry_wrong", 0.0),
-                                getattr(args, "seed", 0), budget.repair_cut, budget.guided)
+        configs = configs_of(p)
+        if not m.scripted: _first_model(configs); _browser(stack, budget)
+        app, tracer = build_app(configs, m.provider, saver, opts.trace, m.llm_timeout or budget.llm_timeout,
+                                budget.max_retries if m.max_retries is None else m.max_retries, m.rps, m.latency,
+                                m.dry_answer, m.dry_wrong, m.seed, budget.repair_cut, budget.guided)
         try: yield app, tracer
         finally:
             if tracer is not None: tracer.flush()

@@ -7,18 +7,19 @@ from __future__ import annotations
 import collections, contextlib, functools, hashlib, json, logging, math, os, posixpath, re, socket, threading, time
 from typing import Iterable, Optional, Protocol, Sequence, runtime_checkable
 from fastcore.basics import patch
-from .search import (LITERAL_DEPTH, MODES, PAGE_WEIGHT, REWORDED_WEIGHT, STOP_WORDS, WORD, Hit,
+from .search import (LITERAL_DEPTH, MODES, PAGE_K, PAGE_WEIGHTS, REWORDED_PAGE_WEIGHTS, STOP_WORDS, WORD, Hit,
                                     Hits, dedupe, fuse_pages, hybrid, normalize_filters, page_order, query_terms,
                                     relabel, spread, unique_names)
+from .keyword import KeywordIndex
 from .sources import SourceNames
 from ...core.settings import settings
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'QUERY_VECTORS', 'ENGINE_METHODS', 'WARM_QUERY', 'EMBEDDING_KEY', 'Embedder', 'HashEmbeddings',
-           'embedding_name', 'default_embeddings', 'cached_query_vector', 'KnowledgeBase', 'mark_embedding',
-           'embedding_underway', 'SemanticSearchOff']
+__all__ = ['log', 'QUERY_VECTORS', 'ENGINE_METHODS', 'KEYWORD_INDEXES', 'WARM_QUERY', 'EMBEDDING_KEY', 'Embedder',
+           'HashEmbeddings', 'embedding_name', 'default_embeddings', 'cached_query_vector', 'KnowledgeBase',
+           'mark_embedding', 'embedding_underway', 'SemanticSearchOff']
 
 # %% ../../../nbs/rag/kb/30_base.ipynb #5d0c1e7a
 @runtime_checkable
@@ -119,13 +120,15 @@ class KnowledgeBase(Protocol):
     def stats(self) -> dict: "Documents, chunks, vectors, sizes, the embedding model and the fields."
     # rankings: (chunk id, score) pairs, best first, within the normalised filters `conds`
     def rank_keyword(self, terms:list[str], n:int, conds:list) -> list[tuple[int, float]]:
-        "The `n` chunks that best match any of `terms`, by relevance."
+        "The `n` chunks that best match any of `terms` by the engine's own full-text index (keyword search uses `rank_words`)."
     def rank_vector(self, vec:Sequence[float], n:int, conds:list) -> list[tuple[int, float]]:
         "The `n` chunks nearest to `vec`, by cosine similarity."
     def rank_pages(self, vec:Sequence[float], srcs:Sequence[str], conds:list) -> list[tuple[str, float]]:
         "The sources among `srcs` by the mean cosine similarity of their chunks (within `conds`) to `vec`, best first."
     def _filtered(self, n:int, conds:list) -> list[int]: "Up to `n` chunk ids within `conds`, in source order."
     def _sources(self, ids:Sequence[int]) -> dict[int, str]: "`{id: source}` of the chunks among `ids`."
+    def _chunks_key(self) -> tuple: "A value that changes whenever a chunk is written or removed."
+    def _chunk_versions(self) -> list[tuple[int, str]]: "(id, its document's hash) of every chunk."
     def _any_holds_all(self, ids:Sequence[int], terms:list[str]) -> bool:
         "Whether one of the chunks `ids` holds every one of `terms`, as keyword search matches them."
     # vectors
@@ -184,26 +187,46 @@ def search(self:KnowledgeBase, query:str, # what to look for
     if not hits: warnings.append(f"no passages matched {query!r}" + (f" with filters {filters}" if filters else ""))
     return Hits(hits, warnings)
 
+# %% ../../../nbs/rag/kb/30_base.ipynb #2a278dd0
+KEYWORD_INDEXES = 8  # keyword indexes kept per process, one per knowledge base (the latest used)
+_KW_INDEXES, _KW_LOCK = collections.OrderedDict(), threading.Lock()
+
+@patch
+def _keyword_index(self:KnowledgeBase) -> KeywordIndex:
+    "This knowledge base's `KeywordIndex`, shared by its objects in this process, up to date with its chunks."
+    with _KW_LOCK:
+        idx = _KW_INDEXES.setdefault(self.url, KeywordIndex()); _KW_INDEXES.move_to_end(self.url)
+        while len(_KW_INDEXES) > KEYWORD_INDEXES: _KW_INDEXES.popitem(last=False)
+    return idx.refresh(self._chunks_key(), self._chunk_versions, self.rows)
+
+# %% ../../../nbs/rag/kb/30_base.ipynb #a688354c
+@patch
+def rank_words(self:KnowledgeBase, query:str, # the query's text
+               n:int, # how many chunks at most
+               conds:list, # normalised filters
+              ) -> list[tuple[int, float]]:
+    "The `n` chunks that best match `query`'s words by BM25 (`KeywordIndex`), within the filters `conds`."
+    return self._keyword_index().top(query, n, self._filtered(2**62, conds) if conds else None)
+
 # %% ../../../nbs/rag/kb/30_base.ipynb #ee16c152
 @patch
 def _ranked(self:KnowledgeBase, query:str, mode:str, vec:Optional[list], n:int, conds:list) -> list[tuple[int, float]]:
-    "The ranking of one mode; hybrid fuses the keyword and vector rankings (`hybrid`), and pages for a reworded query."
-    terms = query_terms(query)
-    if mode == "keyword": return self.rank_keyword(terms, n, conds)
+    "The ranking of one mode; hybrid fuses the keyword and vector rankings (`hybrid`), then their pages (`_by_page`)."
+    if mode == "keyword": return self.rank_words(query, n, conds)
     if mode == "semantic": return self.rank_vector(vec, n, conds)
-    words, meaning = self.rank_keyword(terms, n, conds), self.rank_vector(vec, n, conds)
-    literal = bool(meaning) and self._literal(terms, words)
-    fused = hybrid(words, meaning, literal)
-    return fused if literal or not meaning else self._by_page(fused, words, meaning, vec, conds)
+    words, meaning = self.rank_words(query, n, conds), self.rank_vector(vec, n, conds)
+    fused = hybrid(words, meaning)
+    if not meaning: return fused
+    return self._by_page(fused, words, meaning, vec, conds, self._literal(query_terms(query), words))
 
 # %% ../../../nbs/rag/kb/30_base.ipynb #3fb494fb
 @patch
-def _by_page(self:KnowledgeBase, fused:list, words:list, meaning:list, vec:list, conds:list) -> list:
-    "`fuse_pages` of keyword's pages, semantic's (weighted as in `hybrid`) and those pages by `rank_pages`."
+def _by_page(self:KnowledgeBase, fused:list, words:list, meaning:list, vec:list, conds:list, literal:bool) -> list:
+    "`fuse_pages` of keyword's pages, semantic's and those pages by `rank_pages`, weighted as `literal` says."
     source = self._sources([i for i, _ in fused])
     pages = [s for s, _ in self.rank_pages(vec, sorted(set(source.values())), conds)]
     rankings = [page_order(words, source), page_order(meaning, source), pages]
-    return fuse_pages(fused, rankings, [1.0, REWORDED_WEIGHT, PAGE_WEIGHT], source)
+    return fuse_pages(fused, rankings, PAGE_WEIGHTS if literal else REWORDED_PAGE_WEIGHTS, source, PAGE_K)
 
 # %% ../../../nbs/rag/kb/30_base.ipynb #7abda20d
 @patch

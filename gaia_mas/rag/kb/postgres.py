@@ -255,6 +255,16 @@ def rows(self:PostgresKB, ids:Sequence[int]) -> dict[int, dict]:
 def _sources(self:PostgresKB, ids:Sequence[int]) -> dict[int, str]:
     return dict(self._q("select id, source from chunks where id = any(%s)", (list(ids),))) if ids else {}
 
+# %% ../../../nbs/rag/kb/30c_postgres.ipynb #d6a0fff8
+@patch
+def _chunks_key(self:PostgresKB) -> tuple:
+    "The chunks' count, highest id and sum of ids: ids come from a sequence, so every write or removal moves them."
+    return tuple(self._q("select count(*), coalesce(max(id), 0), coalesce(sum(id), 0) from chunks")[0])
+
+@patch
+def _chunk_versions(self:PostgresKB) -> list[tuple[int, str]]:
+    return self._q("select c.id, d.hash from chunks c join documents d on d.source = c.source")
+
 # %% ../../../nbs/rag/kb/30c_postgres.ipynb #334e6f67
 @patch
 def sources(self:PostgresKB) -> list[str]:
@@ -273,7 +283,7 @@ def cited(self:PostgresKB, citation:str, limit:int=200) -> list[tuple[str, dict]
                                        (citation, limit))]
 
 # %% ../../../nbs/rag/kb/30c_postgres.ipynb #abdf68d1
-# keyword search on a large table ranks only the chunks holding a term found in under COMMON_TERM of them
+# the full-text ranking on a large table ranks only the chunks holding a term in under COMMON_TERM of them
 COMMON_TERM, PRUNE_MIN_CHUNKS = 0.05, 20_000
 
 @patch

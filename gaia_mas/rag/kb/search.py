@@ -11,10 +11,10 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 
 # %% auto #0
 __all__ = ['MODES', 'WORD', 'STOP_WORDS', 'OPS', 'FIELD', 'FILTER_DEPTH', 'FILTER_CHARS', 'MAX_QUERY', 'LIST_KEYS', 'META_DEPTH',
-           'META_CHARS', 'LITERAL_DEPTH', 'REWORDED_WEIGHT', 'PAGE_WEIGHT', 'Hit', 'Hits', 'citation_for',
-           'unique_names', 'relabel', 'query_terms', 'check_json', 'json_depth', 'parse_json', 'typed_value',
-           'check_filters', 'normalize_filters', 'check_metadata', 'rrf', 'hybrid', 'page_order', 'fuse_pages',
-           'dedupe', 'spread']
+           'META_CHARS', 'LITERAL_DEPTH', 'PAGE_K', 'PAGE_WEIGHTS', 'REWORDED_PAGE_WEIGHTS', 'Hit', 'Hits',
+           'citation_for', 'unique_names', 'relabel', 'query_terms', 'check_json', 'json_depth', 'parse_json',
+           'typed_value', 'check_filters', 'normalize_filters', 'check_metadata', 'rrf', 'hybrid', 'page_order',
+           'fuse_pages', 'dedupe', 'spread']
 
 # %% ../../../nbs/rag/kb/30_search.ipynb #95bbccc8
 @dataclass
@@ -229,16 +229,14 @@ def rrf(ranked:Sequence[Sequence[int]], # ranked id lists, best first
     return sorted(score.items(), key=lambda x: -x[1])
 
 # %% ../../../nbs/rag/kb/30_search.ipynb #acb09035
-LITERAL_DEPTH = 10  # hybrid search fuses equally when one of this many top keyword passages holds every query term
-REWORDED_WEIGHT = 2.0  # the semantic ranking's weight in the fusion for any other question
+LITERAL_DEPTH = 10  # a query is literal when one of this many top keyword passages holds every query term
 
 def hybrid(words:Sequence[tuple[int, float]], # the keyword ranking: (id, score) pairs, best first
            meaning:Sequence[tuple[int, float]], # the semantic ranking
-           literal:bool, # whether a top keyword passage holds every query term
           ) -> list[tuple[int, float]]:
-    "Both rankings fused by `rrf`, the semantic one weighted `REWORDED_WEIGHT` unless the query is literal."
+    "Both rankings fused by `rrf` at equal weights; the keyword ranking alone when there is no semantic one."
     if not meaning: return list(words)
-    return rrf([[i for i, _ in words], [i for i, _ in meaning]], weights=[1.0, 1.0 if literal else REWORDED_WEIGHT])
+    return rrf([[i for i, _ in words], [i for i, _ in meaning]])
 
 # %% ../../../nbs/rag/kb/30_search.ipynb #b9498df5
 def page_order(ranked:Sequence[tuple[int, float]], # a chunk ranking: (id, score) pairs, best first
@@ -248,17 +246,20 @@ def page_order(ranked:Sequence[tuple[int, float]], # a chunk ranking: (id, score
     return list(dict.fromkeys(source[i] for i, _ in ranked if i in source))
 
 # %% ../../../nbs/rag/kb/30_search.ipynb #9a4f9ccb
-PAGE_WEIGHT = 1.0  # the weight, in `fuse_pages`, of the pages ranked by the mean similarity of their chunks
+PAGE_K = 10  # the damping constant of `rrf` over pages: a page's place in each ranking matters, not only its presence
+PAGE_WEIGHTS = (1.0, 1.0, 1.0)  # keyword search's pages, semantic search's, and the pages by their chunks' mean similarity
+REWORDED_PAGE_WEIGHTS = (0.5, 1.0, 0.5)  # the same for a question not in the documents' words
 
 def fuse_pages(fused:Sequence[tuple[int, float]], # the chunk ranking of `hybrid`
                rankings:Sequence[Sequence[str]], # source rankings, best first
                weights:Sequence[float], # one weight per source ranking
                source:dict[int, str], # {chunk id: its source}
+               k:int=PAGE_K, # the damping constant of the pages' `rrf`
               ) -> list[tuple[int, float]]:
     "Each page's best chunk of `fused`, pages in the order `rrf` gives `rankings`; then the other chunks as ranked."
     first = {}
     for i, _ in fused: first.setdefault(source.get(i), i)
-    lead = [(first[p], s) for p, s in rrf(rankings, weights=weights) if p in first]
+    lead = [(first[p], s) for p, s in rrf(rankings, k=k, weights=weights) if p in first]
     shown, floor = {i for i, _ in lead}, min((s for _, s in lead), default=0.0)
     return lead + [(i, min(s, floor)) for i, s in fused if i not in shown]
 

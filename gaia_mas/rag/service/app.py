@@ -18,6 +18,7 @@ from ...core.stores import UnsafeCheckpoint
 from ...core.settings import cache_dir, is_postgres
 from ..workflows.rules import PATTERNS, SSE_HEADERS
 from ..workflows.system import open_sessions
+from ..workflows.served import ServedSystem
 from ..workflows.sessions import TURN_ID_RE, expiring, turn_scope
 from ..workflows.turns import SessionBusy, turn_queue
 from .schemas import AutoChatRequest, AutoResponse, ChatRequest, RESPONSES, shape
@@ -43,17 +44,17 @@ def _keys(api_key:Optional[str], # the one key, if any
     return keys if keys is not None else Keys.single(api_key) if api_key else None
 
 # %% ../../../nbs/rag/service/39_app.ipynb #d65b1f9d
-async def _probe_kb(system:Any) -> Optional[str]:
+async def _probe_kb(system:ServedSystem) -> Optional[str]:
     "None if the system's knowledge base answers a read of its chunks, else what is wrong."
-    kb = getattr(system, "kb", None)
-    if kb is None or not hasattr(kb, "rows"): return None
+    kb = system.kb
+    if kb is None: return None
     try: await asyncio.to_thread(lambda: (kb.fields(), kb.rows([-1]))); return None
     except Exception as e:
         return f"the knowledge base is unavailable ({type(e).__name__}): check --kb, or rebuild it with `rag ingest`"
 
-async def _probe_sessions(system:Any) -> Optional[str]:
+async def _probe_sessions(system:ServedSystem) -> Optional[str]:
     "None if the sessions store answers a read, else what is wrong."
-    saver = getattr(system, "checkpointer", None)
+    saver = system.checkpointer
     if saver is None or not hasattr(saver, "aget_tuple"): return None
     try: await saver.aget_tuple({"configurable": {"thread_id": "__health__", "checkpoint_ns": ""}}); return None
     except Exception as e: return f"the sessions store is unavailable ({type(e).__name__}): check --sessions"
@@ -84,10 +85,9 @@ async def _turn(app:FastAPI, session_id:str):
     except UnsafeCheckpoint as e:  # a stored checkpoint named a type the project never stores: nothing of it ran
         raise HTTPException(409, f"session {session_id!r} is damaged and cannot go on ({e}); start a new session") from None
 
-async def _recorded(system:Any, session_id:str, key:Optional[str]) -> Optional[dict]:
+async def _recorded(system:ServedSystem, session_id:str, key:Optional[str]) -> Optional[dict]:
     "The recorded answer of a turn sent again after it was done (None for a new turn, or a system without sessions)."
-    recorded = getattr(system, "recorded", None)
-    return await recorded(session_id, key) if key and recorded else None
+    return await system.recorded(session_id, key) if key else None
 
 # %% ../../../nbs/rag/service/39_app.ipynb #5b6ba974
 async def _run(request:Request, question:str, session_id:str, pattern:str) -> dict:
@@ -183,12 +183,11 @@ def _add_pattern_routes(app:FastAPI, auth:Callable, pattern:str):
              operation_id=f"{pattern}_chat_stream")(stream)
 
 # %% ../../../nbs/rag/service/39_app.ipynb #4a6364e4
-def _default_health(system:Any) -> dict:
+def _default_health(system:ServedSystem) -> dict:
     "Counts from the system's knowledge base (`system.kb`), if it has one and it answers."
-    kb = getattr(system, "kb", None)
+    kb = system.kb
     if kb is None: return {"reachable": None}
-    stats = getattr(kb, "stats", None)
-    out = stats() if callable(stats) else {}
+    out = kb.stats()
     return {"reachable": True, **{k: v for k, v in dict(out).items() if k in ("backend", "documents", "chunks",
                                                                               "vectors", "embedding_model")}}
 
@@ -202,7 +201,7 @@ def _add_health(app:FastAPI, health:Optional[Callable]):
             kb = {"reachable": False, "error": type(e).__name__}
         problems = [p for p in (await _probe_kb(system), await _probe_sessions(system)) if p]
         if kb.get("reachable") is False and not problems: problems = ["the knowledge base is unavailable: check --kb"]
-        body = {"status": "degraded" if problems else "ok", "kb": kb, "provider": getattr(system, "provider", None),
+        body = {"status": "degraded" if problems else "ok", "kb": kb, "provider": system.provider,
                 "sessions": request.app.state.sessions_kind, **({"error": "; ".join(problems)} if problems else {})}
         return JSONResponse(body, status_code=200 if body["status"] == "ok" else 503)
 
@@ -214,17 +213,17 @@ def sessions_kind(url:Optional[str]) -> str:
 THREADS = 32  # threads for blocking work (searches, stores): a burst's searches wait for one batch of query vectors
 
 @contextlib.asynccontextmanager
-async def _serving(app:FastAPI, system:Any, sessions:Optional[str], session_ttl:Optional[float], grace:float):
+async def _serving(app:FastAPI, system:ServedSystem|Callable, sessions:Optional[str], session_ttl:Optional[float], grace:float):
     "The app's life: its system (built on the sessions' store), upload jobs kept alive, draining on SIGTERM."
     asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(THREADS, "serve"))  # searches, stores
     async with contextlib.AsyncExitStack() as stack:
-        if not hasattr(system, "aask"):
+        if not isinstance(system, ServedSystem):
             saver = await stack.enter_async_context(open_sessions(sessions))
             await stack.enter_async_context(expiring(saver, session_ttl))
             built = system(saver)
             app.state.system = await built if inspect.isawaitable(built) else built
         if (across := app.state.turns.across) is not None: stack.push_async_callback(across.aclose)
-        if (kb := getattr(app.state.system, "kb", None)) is not None:
+        if (kb := app.state.system.kb) is not None:
             jobs = job_store(app.state, kb); stack.callback(jobs.close)
             app.state.uploads = UploadSpace(cache_dir()/"uploads"); stack.callback(app.state.uploads.close)
             stack.callback(jobs.abandon, "the server stopped before the job finished: send the files again")
@@ -232,7 +231,7 @@ async def _serving(app:FastAPI, system:Any, sessions:Optional[str], session_ttl:
         app.state.lifecycle.on_signals(grace)
         yield
 
-def create_app(system:Any, # a RagSystem, or a callable `checkpointer -> RagSystem` (sync or async) built at startup
+def create_app(system:ServedSystem|Callable, # a RagSystem (any `ServedSystem`), or a callable `checkpointer -> RagSystem` (sync or async) built at startup
                api_key:Optional[str]=None, # the key clients must send; None for an open service
                keys:Optional[Keys]=None, # named clients' keys instead (`gaia_mas.rag.service.clients.read_keys`)
                sessions:Optional[str]=None, # the checkpointer URL for a factory (`open_sessions`); None keeps them in memory
@@ -257,7 +256,7 @@ def create_app(system:Any, # a RagSystem, or a callable `checkpointer -> RagSyst
     app.state.turns = turn_queue(sessions, turn_wait)  # one turn at a time per session, on every host
     app.state.lifecycle = lifecycle or Lifecycle()
     app.state.max_upload_mb, app.state.probe_ttl = max_upload_mb, probe_ttl
-    if hasattr(system, "aask"): app.state.system = system  # ready now: in-process clients need no lifespan
+    if isinstance(system, ServedSystem): app.state.system = system  # ready now: in-process clients need no lifespan
     add_error_handling(app, max_body)
     keys = _keys(api_key, keys); auth = key_check(keys)
     _add_chat_routes(app, auth)

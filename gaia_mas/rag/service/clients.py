@@ -7,7 +7,8 @@ from __future__ import annotations
 import hashlib, re, secrets
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+if TYPE_CHECKING: from gaia_mas.rag.workflows.served import ServedSystem
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
@@ -129,12 +130,11 @@ def session_owner(history:Sequence[dict], # a session's turns, oldest first
     "The client that owns a session: the newest owner stamped on its turns; None when no turn carries one."
     return next((t["owner"] for t in reversed(history) if t.get("owner")), None)
 
-async def check_owner(system:Any, # the RAG system (its `history(session_id)` reads the turns)
+async def check_owner(system:ServedSystem, # the RAG system (its `history(session_id)` reads the turns)
                       session_id:str, client:Client) -> None:
     "A 404 when the session belongs to another client than `client`."
-    history = getattr(system, "history", None)
-    if client.name is None or history is None: return
-    owner = session_owner(await history(session_id))
+    if client.name is None: return
+    owner = session_owner(await system.history(session_id))
     if owner is not None and owner != client.name:
         raise HTTPException(404, f"no session {session_id!r} for this client: a conversation belongs to the client "
                                  "that started it; start your own with another session_id")

@@ -291,7 +291,7 @@ def upload_dir(state:Any) -> Path:
 # %% ../../../nbs/rag/service/39b_documents_api.ipynb #6480dd80
 def _kb(request:Request, write:bool=False) -> Any:
     "The service's knowledge base; for a change, a client that may write and not the shared sample collection."
-    kb = getattr(request.app.state.system, "kb", None)
+    kb = request.app.state.system.kb
     if kb is None: raise UploadRefused("this service has no knowledge base attached (it runs on fixed tools)", 503)
     if write and (why := write_refusal(request)): raise UploadRefused(why, 403)
     if write and kb.info("sample_hash"):

@@ -7,7 +7,8 @@ from __future__ import annotations
 import contextlib, contextvars, json, re, time, uuid
 from dataclasses import dataclass, field
 from fastcore.basics import patch
-from typing import Any, AsyncIterator, Callable, Optional
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Optional
+if TYPE_CHECKING: from gaia_mas.rag.workflows.served import ServedSystem
 from fastapi import Depends, FastAPI, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from langchain_core.tracers.context import register_configure_hook
@@ -128,19 +129,19 @@ def read_turn(body:ChatCompletionRequest, # the request
                 body.max_completion_tokens or body.max_tokens)
 
 # %% ../../../nbs/rag/service/39a_openai_api.ipynb #68ad7dbd
-async def seed(system:Any, # a RagSystem
+async def seed(system:ServedSystem, # the served system
                turn:Turn) -> None:
     "Write the client's earlier turns into the turn's fresh session, as the history the agents read."
-    if not turn.history or turn.kept or not hasattr(system, "graphs"): return
+    if not turn.history or turn.kept or not system.graphs: return
     now = time.time() - len(turn.history)
     hist = [{**t, "standalone": t["question"], "pattern": turn.pattern, "citations": [], "at": now + t["at"]}
             for t in turn.history]
     cfg = system.config(turn.session_id, "sequential")
     await system.graphs["sequential"].aupdate_state(cfg, {"history": hist}, as_node="finish")
 
-async def forget(system:Any, turn:Turn) -> None:
+async def forget(system:ServedSystem, turn:Turn) -> None:
     "Delete a stateless turn's threads (all patterns); a kept session stays."
-    if turn.kept or not hasattr(system, "graphs"): return
+    if turn.kept or not system.graphs: return
     for p in system.graphs:
         thread = system.config(turn.session_id, p)["configurable"]["thread_id"]
         with contextlib.suppress(Exception): await system.checkpointer.adelete_thread(thread)

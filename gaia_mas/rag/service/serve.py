@@ -43,7 +43,7 @@ def settle_heap(thresholds:tuple=GC_THRESHOLDS) -> None:
 
 def _built_and_settled(settings:dict, saver:Any):
     system = build_system(settings, saver)
-    if (kb := getattr(system, "kb", None)) is not None: kb.warm()  # before the first request, and before the heap settles
+    if (kb := system.kb) is not None: kb.warm()  # before the first request, and before the heap settles
     settle_heap(); return system
 
 def app_from_env() -> FastAPI:

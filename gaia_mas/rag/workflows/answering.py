@@ -13,6 +13,7 @@ from ...core.settings import is_postgres, kb_url, redact
 from ...core.utils import deadline_scope, run_sync
 from ..kb.options import open_kb_for
 from .rules import PATTERNS, check_request
+from .served import SystemBase
 from .state import Limits, create_initial_state
 from .patterns import aselect_pattern, build_workflow, model_for
 
@@ -24,8 +25,8 @@ log = logging.getLogger(__name__)
 
 # %% ../../../nbs/rag/workflows/36a_answering.ipynb #7b82b20f
 @dataclass
-class RagSystem:
-    "The three workflows over one checkpointer: `ask`, `aask` and `astream` questions by session."
+class RagSystem(SystemBase):
+    "The three workflows over one checkpointer: `ask`, `aask` and `astream` questions by session (a `ServedSystem`)."
     llm: Any  # one chat model, or a dict by agent name
     tools: Sequence  # retrieval tools, from `make_rag_tools`
     checkpointer: Any = None  # sessions' store; an in-memory one if None

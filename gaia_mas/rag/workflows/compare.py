@@ -4,7 +4,7 @@
 
 # %% ../../../nbs/rag/workflows/37d_compare.ipynb #cfa00003
 from __future__ import annotations
-import argparse, json, sys
+import json, sys
 from pathlib import Path
 from typing import Optional, Sequence
 from ...core.guards import printable
@@ -12,7 +12,7 @@ from ...core.page import Cell, cards, page, section, table
 from .eval import MODES, evaluate
 
 # %% auto #0
-__all__ = ['compare', 'format_compare', 'compare_html', 'cmd_compare']
+__all__ = ['compare', 'format_compare', 'compare_html']
 
 # %% ../../../nbs/rag/workflows/37d_compare.ipynb #fafdd914
 def compare(golden:str|Path, # the golden file
@@ -85,15 +85,3 @@ def compare_html(report:dict, # from `compare`
                   [[r["embeddings"], r["chunking"], m, cell(f, "recall"), cell(f, "mrr"), cell(f, "ndcg"),
                     Cell(r["chunks"], "num"), Cell(f"{r['ingest_s']:.1f}", "num")] for r, m, f in rows])]
     return page(title, body)
-
-# %% ../../../nbs/rag/workflows/37d_compare.ipynb #cfa00006
-def cmd_compare(args:argparse.Namespace, # `gaia-mas rag eval` with --compare DOCS
-               ) -> int:
-    "gaia-mas rag eval --compare DOCS: each configuration's figures side by side."
-    embedders = args.embedders or (args.embeddings or "all-MiniLM-L6-v2",)
-    report = compare(args.golden, args.compare, embedders, args.chunkings, modes=args.modes, k=args.k,
-                     diverse=args.diverse)
-    if args.html: Path(args.html).write_text(compare_html(report), encoding="utf-8")
-    print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else format_compare(report))
-    if args.html: print(f"HTML report: {args.html}", file=sys.stderr)
-    return 0

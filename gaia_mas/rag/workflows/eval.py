@@ -4,7 +4,7 @@
 
 # %% ../../../nbs/rag/workflows/37b_eval.ipynb #f78016f7
 from __future__ import annotations
-import argparse, json, re, sys, uuid
+import json, re, sys, uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence

@@ -12,7 +12,7 @@ from .eval import MODES, answer_all, answer_lines, eval_html, evaluate, format_e
 from .rules import PATTERN_CHOICES, PATTERN_HELP
 
 # %% auto #0
-__all__ = ['cmd_eval', 'add_eval_parser']
+__all__ = ['cmd_compare', 'cmd_eval', 'add_eval_parser']
 
 # %% ../../../nbs/rag/workflows/37e_eval_cli.ipynb #b13cd3e9
 def _modes(text:str) -> tuple[str, ...]:
@@ -26,9 +26,11 @@ def _modes(text:str) -> tuple[str, ...]:
 def _answerers(args:argparse.Namespace, kb) -> tuple:
     "The `RagSystem` and the judge (or None) the options ask for, built first, so that a missing key stops at once."
     from gaia_mas.core.llm import MissingAPIKeyError
+    from gaia_mas.core.options_cli import model_options, rag_options
     from gaia_mas.rag.workflows.system import make_rag_system
     opts = {k: v for k, v in vars(args).items() if v is not None and k != "kb"}
-    try: return make_rag_system(knowledge_base=kb, **opts), judge_model(opts, args.judge) if args.judge else None
+    try: return (make_rag_system(model_options(args), rag_options(args), knowledge_base=kb),
+                 judge_model(opts, args.judge) if args.judge else None)
     except MissingAPIKeyError as e: raise ValueError(f"{e} (or --provider scripted for a dry run)") from None
 
 # %% ../../../nbs/rag/workflows/37e_eval_cli.ipynb #ee989282
@@ -38,14 +40,25 @@ def _name_list(text:str) -> tuple[str, ...]:
     if not names: raise argparse.ArgumentTypeError(f"{text!r}: give one or more names, separated by commas")
     return names
 
+# %% ../../../nbs/rag/workflows/37e_eval_cli.ipynb #cfa00006
+def cmd_compare(args:argparse.Namespace, # `gaia-mas rag eval` with --compare DOCS
+               ) -> int:
+    "gaia-mas rag eval --compare DOCS: each configuration's figures side by side."
+    from gaia_mas.rag.workflows.compare import compare, compare_html, format_compare
+    embedders = args.embedders or (args.embeddings or "all-MiniLM-L6-v2",)
+    report = compare(args.golden, args.compare, embedders, args.chunkings, modes=args.modes, k=args.k,
+                     diverse=args.diverse)
+    if args.html: Path(args.html).write_text(compare_html(report), encoding="utf-8")
+    print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else format_compare(report))
+    if args.html: print(f"HTML report: {args.html}", file=sys.stderr)
+    return 0
+
 # %% ../../../nbs/rag/workflows/37e_eval_cli.ipynb #f4aac01c
 def cmd_eval(args:argparse.Namespace) -> int:
     "gaia-mas rag eval: retrieval figures per search mode on a golden file (or per configuration), answers, verdicts."
     from gaia_mas.core.utils import run_sync
     from gaia_mas.rag.workflows.system import open_kb_for
-    if args.compare:
-        from gaia_mas.rag.workflows.compare import cmd_compare
-        return cmd_compare(args)
+    if args.compare: return cmd_compare(args)
     with open_kb_for(vars(args)) as kb:
         answerers = _answerers(args, kb) if args.answers or args.judge else None
         report = evaluate(kb, args.golden, args.modes, args.k, args.diverse)

@@ -4,11 +4,12 @@
 
 # %% ../../../nbs/rag/workflows/37_system.ipynb #8057fc1f
 from __future__ import annotations
-import asyncio, contextlib, functools, json, logging, re, time
+import asyncio, contextlib, dataclasses, functools, json, logging, re, time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator, Optional, Sequence
 from fastcore.basics import patch
+from ...core.options import ModelOptions, RagOptions, options_from
 from ...core.settings import is_postgres, kb_url, redact
 from ...core.stores import async_sqlite_checkpointer, checkpoint_serde, connect_sqlite, connect_sqlite_async, sqlite_module
 from ...core.utils import deadline_scope, run_sync
@@ -32,31 +33,44 @@ AGENT_ROLES = ("research", "analysis", "synthesis", "evaluator", "structured_rag
 MAX_TOKENS = {"research": 256, "analysis": 512, "synthesis": 512, "evaluator": 384, "structured_rag": 512,
               "agentic_rag": 512, "supervisor": 384, "workers": 384, "selector": 128}  # per reply: bounds each call
 
-def _agent_config(opts:dict, role:str):
+def _agent_config(m:ModelOptions, role:str):
     "The LLM layer's configuration of one RAG agent."
     from gaia_mas.core.schema import AgentConfig
-    return AgentConfig(name=f"rag_{role}", provider=opts["provider"], model=opts.get("model") or "gpt-4o-mini",
-                       temperature=0.0, output_schema={}, system_prompt="", base_url=opts.get("base_url"),
+    return AgentConfig(name=f"rag_{role}", provider=m.provider, model=m.model or "gpt-4o-mini",
+                       temperature=0.0, output_schema={}, system_prompt="", base_url=m.base_url,
                        max_tokens=MAX_TOKENS[role])
 
-def rag_llms(opts:dict, # the model options: provider, model, base_url, llm_timeout, max_retries, rps, latency
+def rag_llms(m:ModelOptions, # the model options
             ) -> Any:
     "The scripted model, or one model per agent from `llm_factory`, under one rate limiter."
     from gaia_mas.core.llm import llm_factory, make_rate_limiter
-    limiter = make_rate_limiter(opts.get("rps"))
-    if opts.get("provider", "scripted") == "scripted":
+    limiter = make_rate_limiter(m.rps)
+    if m.scripted:
         from gaia_mas.rag.workflows.scripted import scripted_rag_llm
-        return scripted_rag_llm(opts.get("latency") or 0.0, limiter)
-    kw = dict(timeout=opts.get("llm_timeout") or 120, max_retries=opts.get("max_retries", 6), rate_limiter=limiter)
-    return {role: llm_factory(_agent_config(opts, role), None, **kw) for role in AGENT_ROLES}
+        return scripted_rag_llm(m.latency or 0.0, limiter)
+    kw = dict(timeout=m.llm_timeout or 120, max_retries=6 if m.max_retries is None else m.max_retries,
+              rate_limiter=limiter)
+    return {role: llm_factory(_agent_config(m, role), None, **kw) for role in AGENT_ROLES}
 
 # %% ../../../nbs/rag/workflows/37_system.ipynb #c719c786
-def make_rag_system(args:Any=None, # an argparse Namespace with the model options (and `kb`), or None
+_MODEL_FIELDS = {f.name for f in dataclasses.fields(ModelOptions)}
+_RAG_FIELDS = {f.name for f in dataclasses.fields(RagOptions)}
+
+def _typed(options:Optional[ModelOptions], rag:Optional[RagOptions], kw:dict) -> tuple[ModelOptions, RagOptions]:
+    "The model and RAG options with the fields `kw` gives over them; TypeError naming a field neither has."
+    if bad := sorted(set(kw) - _MODEL_FIELDS - _RAG_FIELDS):
+        raise TypeError(f"make_rag_system() got unknown options {', '.join(bad)}: see ModelOptions and RagOptions")
+    kw = {k: v for k, v in kw.items() if v is not None}
+    m = dataclasses.replace(options or ModelOptions(provider="scripted"), **{k: v for k, v in kw.items() if k in _MODEL_FIELDS})
+    return m, dataclasses.replace(rag or RagOptions(), **{k: v for k, v in kw.items() if k in _RAG_FIELDS})
+
+def make_rag_system(options:Optional[ModelOptions]=None, # the models; the scripted dry run if None
+                    rag:Optional[RagOptions]=None, # the knowledge base, its embedder and the sessions' limits
                     tools:Optional[Sequence]=None, # retrieval tools; made on the knowledge base if None
                     checkpointer:Any=None, # the sessions' store; in memory if None
                     limits:Optional[Limits]=None, # time limits
                     knowledge_base:Any=None, # an open knowledge base; the one the options name if None
-                    **kw, # options that override `args`: provider, model, latency, kb (a URL), embeddings, history_tokens, session_ttl ...
+                    **kw, # fields of ModelOptions or RagOptions over `options` and `rag`: provider, model, latency, kb ...
                    ) -> RagSystem:
     """A `RagSystem` from the options: models, knowledge base, tools and sessions.
 
@@ -69,15 +83,14 @@ def make_rag_system(args:Any=None, # an argparse Namespace with the model option
     """
     from gaia_mas.rag.workflows.sessions import BoundedRagSystem
     from gaia_mas.rag.kb.tools import make_rag_tools
-    opts = {k: v for k, v in {**(vars(args) if args is not None else {}), **kw}.items() if v is not None}
-    llm = rag_llms(opts)
+    m, r = _typed(options, rag, kw)
+    llm = rag_llms(m)
     if tools is None:
-        knowledge_base = knowledge_base if knowledge_base is not None else open_kb_for(opts)
+        knowledge_base = knowledge_base if knowledge_base is not None else open_kb_for(dataclasses.asdict(r))
         tools = make_rag_tools(knowledge_base, llm=model_for(llm, "analysis"))
     system = BoundedRagSystem(llm, tools, checkpointer, limits or Limits(),
-                              history_tokens=int(opts.get("history_tokens", 2000)),
-                              session_ttl=opts.get("session_ttl") or None)
-    system.kb, system.provider = knowledge_base, opts.get("provider", "scripted")
+                              history_tokens=int(r.history_tokens), session_ttl=r.session_ttl or None)
+    system.kb, system.provider = knowledge_base, m.provider
     if knowledge_base is not None:  # citations a reader can follow: source, section, page, character span
         from gaia_mas.rag.kb.citations import public_citations
         system.cite = functools.partial(public_citations, knowledge_base)
@@ -141,14 +154,15 @@ def build_system(settings:dict, # the options, as `gaia-mas serve` hands them to
                 ) -> RagSystem:
     "The system `serve` runs: `make_rag_system` on the settings' knowledge base (created empty if missing)."
     opts = {k: v for k, v in settings.items() if v is not None and k != "sessions"}
-    return make_rag_system(checkpointer=checkpointer, knowledge_base=open_kb_for(opts, create=True), **opts)
+    return make_rag_system(options_from(ModelOptions, opts), options_from(RagOptions, opts), checkpointer=checkpointer,
+                           knowledge_base=open_kb_for(opts, create=True))
 
 # %% ../../../nbs/rag/workflows/37_system.ipynb #b0a93e36
 def preflight(settings:dict) -> Optional[str]:
     "What stops `serve` from starting (the knowledge base does not open, a model has no key), before uvicorn starts; None if nothing."
     from gaia_mas.rag.kb.api import open_kb
     opts = {k: v for k, v in settings.items() if v is not None and k != "sessions"}
-    try: rag_llms(opts)
+    try: rag_llms(options_from(ModelOptions, opts))
     except Exception as e: return f"the models cannot be built: {e} (or use --provider scripted for a dry run)"
     try: open_kb_for(opts, create=True).stats()
     except Exception as e: return redact(f"the knowledge base at --kb does not open: {type(e).__name__}: {e}")

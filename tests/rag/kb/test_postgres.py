@@ -1,5 +1,6 @@
 """The PostgreSQL engine's own behaviour: an old schema moved on open, bulk loads that defer the vector index, and
-keyword search that ranks only chunks holding a selective term on large tables."""
+the full-text ranking that ranks only chunks holding a selective term on large tables, and keyword search's index
+following writes."""
 import json, logging
 import pytest
 import gaia_mas.rag.kb.postgres as K
@@ -109,21 +110,40 @@ def test_bulk_load_defers_the_vector_index(pg_url, caplog):
 
 
 def test_postgres_keyword_search_ranks_chunks_with_a_selective_term(pg_url, monkeypatch):
-    "On a large table, keyword search ranks only chunks holding a lexeme found in under COMMON_TERM of them."
+    "On a large table, the full-text ranking ranks only chunks holding a lexeme found in under COMMON_TERM of them."
     from gaia_mas.core.pg_server import fresh_database
     with fresh_database(pg_url, "kb_prune") as url, open_kb(url, HashEmbeddings(32)) as kb:
         ingest(kb, [sample_dir()/"docs"], embed=False)
         kb.db.execute("analyze chunk_terms")
         q = "circuit breaker bulkhead"
-        every = kb.search(q, mode="keyword", k=200, diverse=False)
-        plain = [h.chunk_id for h in every[:8]]
+        ranked = lambda n: [i for i, _ in kb.rank_keyword(query_terms(q), n, [])]
+        every = ranked(200); text = {i: r["text"].lower() for i, r in kb.rows(every).items()}
+        plain = every[:8]
         assert kb._selective(query_terms(q)) == []  # a small table: nothing is pruned
         monkeypatch.setattr(K, "PRUNE_MIN_CHUNKS", 0); monkeypatch.setattr(K, "COMMON_TERM", 0.1); kb._freq = None
         freq = kb._lexeme_freq()
         assert freq["circuit"] > K.COMMON_TERM > freq.get("bulkhead", 0), freq  # statistics from ANALYZE
         assert kb._selective(query_terms(q)) == ["bulkhead"]
-        pruned = [h.chunk_id for h in kb.search(q, mode="keyword", k=8, diverse=False)]
         # the same ranking, over the chunks holding the selective term only
-        assert pruned == [h.chunk_id for h in every if "bulkhead" in h.text.lower()][:8] != plain
+        assert ranked(8) == [i for i in every if "bulkhead" in text[i]][:8] != plain
         monkeypatch.setattr(K, "COMMON_TERM", 2.0); kb._freq = None  # every term selective: the plain ranking
-        assert [h.chunk_id for h in kb.search(q, mode="keyword", k=8, diverse=False)] == plain
+        assert ranked(8) == plain
+
+
+def test_keyword_search_follows_writes_from_another_object(pg_url, tmp_path):
+    "Keyword search's index in this process follows a removal and a write made through another object."
+    from gaia_mas.core.pg_server import fresh_database
+    from gaia_mas.rag.kb.keyword import KeywordIndex
+    a, b = tmp_path/"a.md", tmp_path/"b.md"
+    a.write_text("# Zebras\n\nZebras graze on the open savanna in herds.\n")
+    b.write_text("# Penguins\n\nPenguins swim in cold southern water.\n")
+    with fresh_database(pg_url, "kb_keyword_index") as url:
+        with open_kb(url, HashEmbeddings(64)) as reader, open_kb(url, HashEmbeddings(64)) as writer:
+            ingest(writer, [a])
+            assert not list(reader.search("penguins", mode="keyword"))
+            ingest(writer, [b])
+            assert [h.source for h in reader.search("penguins", mode="keyword")] == [str(b.resolve())]
+            writer.remove(str(b.resolve()))
+            assert not list(reader.search("penguins", mode="keyword"))
+            kept = reader.rank_words("zebras savanna", 10, [])
+            assert kept and kept == KeywordIndex().refresh(None, reader._chunk_versions, reader.rows).top("zebras savanna", 10)

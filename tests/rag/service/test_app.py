@@ -6,6 +6,7 @@ sample knowledge base with the scripted model, offline (`scripted_system`)."""
 import asyncio, json, time
 import httpx, pytest
 
+from gaia_mas.rag.workflows.served import SystemBase
 from gaia_mas.core.testing import LiveServer
 from loopback import TLS
 from gaia_mas.rag.service.app import create_app
@@ -122,7 +123,7 @@ def test_malformed_json_and_oversized_bodies(client):
     assert client.post("/multiagent/sequential/chat", content=b"{not json", headers={"content-type": "application/json"}).status_code == 422
     assert client.post("/multiagent/sequential/chat", content=b"x" * 70_000, headers={"content-type": "application/json"}).status_code == 413
 
-class Broken:
+class Broken(SystemBase):
     "A system that fails inside: its error must not reach the client."
     provider = "broken"
     async def aask(self, question, session_id, pattern): raise RuntimeError("password=hunter2 in a stack trace")

@@ -7,6 +7,7 @@ when Ctrl+C or systemd signal every process of `serve --workers 2` at once."""
 import asyncio, os, signal, time
 import httpx, pytest
 
+from gaia_mas.rag.workflows.served import SystemBase
 from gaia_mas.core.pg_server import fresh_database
 from rag_serve import serve
 
@@ -43,7 +44,7 @@ def test_a_turn_sent_again_with_its_key_runs_once():
 
 
 def test_a_turn_that_waits_too_long_for_its_session_gets_409():
-    class Slow:
+    class Slow(SystemBase):
         async def aask(self, q, s, p):
             await asyncio.sleep(0.5); return {"answer": "done", "pattern": "sequential", "session_id": s, "metadata": {}}
     async def go():
