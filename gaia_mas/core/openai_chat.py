@@ -13,7 +13,7 @@ from langchain_openai import ChatOpenAI
 from .model_server import (JSON_MODES, ClearError, MalformedReplyError, MissingAPIKeyError,
     context_too_small, proxy_for, server_json_mode, settle_json_mode, tls_context, with_format)
 from .utils import call_timeout, time_left
-from .settings import reveal, settings
+from .settings import redact, reveal, settings
 
 # %% auto #0
 __all__ = ['log', 'ModelServerUnreachable', 'LLMDeadlineExceeded', 'ServerChatOpenAI', 'openai_llm_factory']
@@ -26,13 +26,13 @@ class ModelServerUnreachable(openai.APIConnectionError, ClearError):
     "The model server refused the connection, or its name did not resolve: retrying would not help."
     def __init__(self, base_url:str, reason:str, request:httpx.Request):
         self.base_url, self.reason = base_url, reason
-        super().__init__(message=f"cannot reach the model server at {base_url} ({reason}): "
+        super().__init__(message=f"cannot reach the model server at {redact(base_url)} ({reason}): "
                                  "is the server running? check OPENAI_BASE_URL", request=request)
 
 class LLMDeadlineExceeded(openai.APITimeoutError, ClearError):
     "The question's deadline left no time for this LLM call, or for its next retry."
     def __init__(self, request:httpx.Request):
-        openai.APIConnectionError.__init__(self, message=f"no time left for the LLM call to {request.url}: "
+        openai.APIConnectionError.__init__(self, message=f"no time left for the LLM call to {redact(request.url)}: "
        "the question's deadline has passed", request=request)
 
 # %% ../../nbs/core/03c_openai_chat.ipynb #d44e0002
@@ -54,7 +54,7 @@ def _check_body(request:httpx.Request, response:httpx.Response, base_url:str) ->
     try: body = json.loads(response.content)
     except ValueError: body = None
     if not (isinstance(body, dict) and isinstance(body.get("choices"), list) and body["choices"]):
-        raise MalformedReplyError(f"the model server at {base_url} sent a reply that is not a chat completion "
+        raise MalformedReplyError(f"the model server at {redact(base_url)} sent a reply that is not a chat completion "
                                   f"(not JSON, or no choices): {response.content[:200]!r}")
 
 # %% ../../nbs/core/03c_openai_chat.ipynb #d44e0003

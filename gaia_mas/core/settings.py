@@ -4,16 +4,16 @@
 
 # %% ../../nbs/core/01_settings.ipynb #212927fe
 from __future__ import annotations
-import json, os, re, warnings
+import json, logging, os, re, warnings
 from pathlib import Path
 from typing import Annotated, Any, Optional
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 # %% auto #0
-__all__ = ['OLD_NAMES', 'Names', 'SettingsBase', 'Settings', 'env_names', 'settings', 'reveal', 'default_of', 'cache_dir',
-           'kb_url', 'is_postgres', 'default_sessions', 'redact', 'setting_source', 'config_rows', 'config_text',
-           'settings_table']
+__all__ = ['OLD_NAMES', 'Names', 'HTTP_LOGGERS', 'SettingsBase', 'Settings', 'env_names', 'settings', 'reveal', 'default_of',
+           'cache_dir', 'kb_url', 'is_postgres', 'default_sessions', 'secret_name', 'redact', 'RedactFilter',
+           'redact_logs', 'setting_source', 'config_rows', 'config_text', 'settings_table']
 
 # %% ../../nbs/core/01_settings.ipynb #8a42e5ab
 OLD_NAMES = {"GAIA_MAS_CACHE_DIR": "GAIA_MAS_CACHE"}  # an old variable -> its name now
@@ -189,9 +189,36 @@ def default_sessions(kb:Optional[str]=None, # the knowledge base URL
     return "sqlite:///" + str(cache_dir()/"sessions.sqlite")
 
 # %% ../../nbs/core/01_settings.ipynb #acc0b08b
-def redact(text:str) -> str:
-    "The text with the password of every URL in it masked."
-    return re.sub(r"(://[^:/@\s]+):[^@\s]+@", r"\1:***@", str(text))
+_SECRET_NAMES = ("pass", "pwd", "secret", "token", "key", "auth", "bearer", "credential", "signature")
+_USERINFO = re.compile(r"""(://[^/@\s:'"<>]*):[^@\s'"<>]*@""")  # `://user:PASSWORD@` and `://:PASSWORD@`
+_PARAM = re.compile(r"""([?&;])([^=&;?#\s'"<>]+)=([^&;#\s'"<>]*)""")  # `?name=value`, `&name=value`
+_DSN = re.compile(r"""(^|\s)(\w*(?:pass|pwd|secret)\w*)=([^\s'"<>]+)""", re.I)  # libpq's `host=db password=...`
+
+def secret_name(name:str) -> bool:
+    "Whether a query parameter named `name` may hold a credential: password, token, key..."
+    n = re.sub(r"[^a-z]", "", name.lower())
+    return any(s in n for s in _SECRET_NAMES)
+
+def redact(text:Any) -> str:
+    "The text with every credential of a URL in it masked: user-info passwords and secret-named query values."
+    text = _USERINFO.sub(r"\1:***@", str(text))
+    text = _PARAM.sub(lambda m: f"{m[1]}{m[2]}=***" if secret_name(m[2]) and m[3] else m[0], text)
+    return _DSN.sub(r"\1\2=***", text)
+
+# %% ../../nbs/core/01_settings.ipynb #3662fe24
+class RedactFilter(logging.Filter):
+    "A logging filter that passes every record with its message put through `redact` (its arguments folded in)."
+    def filter(self, record:logging.LogRecord) -> bool:
+        msg = record.getMessage()
+        if (clean := redact(msg)) != msg: record.msg, record.args = clean, None
+        return True
+
+HTTP_LOGGERS = ("httpx", "httpcore.connection", "httpcore.http11", "httpcore.http2", "httpcore.proxy", "openai._base_client")
+
+def redact_logs(*handlers:logging.Handler) -> None:
+    "Put `RedactFilter` on the HTTP clients' own loggers (their request lines name URLs) and on `handlers`."
+    for h in [*map(logging.getLogger, HTTP_LOGGERS), *handlers]:
+        if not any(isinstance(f, RedactFilter) for f in h.filters): h.addFilter(RedactFilter())
 
 # %% ../../nbs/core/01_settings.ipynb #48d3a7c7
 def setting_source(field:str, # a field of `Settings`
@@ -209,7 +236,7 @@ def _shown(v:Any) -> str:
     "A value as `gaia-mas config` shows it: keys masked, URL passwords redacted, lists comma-separated."
     if isinstance(v, SecretStr): return "**********" if v.get_secret_value() else ""
     if isinstance(v, (list, tuple)): return ",".join(map(str, v))
-    if isinstance(v, dict): return json.dumps(v) if v else ""
+    if isinstance(v, dict): return redact(json.dumps(v)) if v else ""
     if isinstance(v, bool): return str(v).lower()
     return "" if v is None else redact(str(v))
 

@@ -161,11 +161,7 @@ def search_filters(items:Sequence[str], # the --filter arguments
                   ) -> dict:
     "The --filter arguments as a filter dict; `source` names as shown, or paths on this machine, as stored."
     from gaia_mas.rag.kb.sources import SourceNames, public_filters
-    filters = public_filters(parse_filters(items, "--filter"), names or SourceNames({}), sources) or {}
-    src = filters.get("source")
-    if isinstance(src, dict) and "prefix" in src and not posixpath.isabs(p := src["prefix"]) and Path(p).exists():
-        src["prefix"] = str(Path(p).resolve()) + ("/" if p.endswith("/") else "")  # a folder given by its path
-    return filters
+    return public_filters(parse_filters(items, "--filter"), names or SourceNames({}), sources, local=True) or {}
 
 # %% ../../nbs/rag/38_cli.ipynb #70ea39f2
 def cited(h, # a `Hit`
@@ -452,6 +448,8 @@ def _serve_parser(sub, add_model_options) -> None:
     v.add_argument("--allowed-host", action="append", metavar="NAME",
                    help="a name the server answers besides localhost and loopback addresses, e.g. rag.lan "
                         "(repeatable; also $GAIA_MAS_ALLOWED_HOSTS, comma-separated)")
+    v.add_argument("--allow-keyless", action="store_true",
+                   help="listen beyond loopback (--host) with no API key anyway: anyone who reaches it may use it")
     v.add_argument("--sessions", help="checkpointer URL for conversations "
                                       "(default: the KB's Postgres, else a SQLite file beside the KB)")
     v.add_argument("--max-upload-mb", type=float, default=25,

@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 from langchain_core.callbacks import BaseCallbackHandler
+from ...core.settings import redact, redact_logs
 from ...core.stores import private_file
 
 # %% auto #0
@@ -27,7 +28,7 @@ class JsonFormatter(logging.Formatter):
              "level": record.levelname, "logger": record.name, "msg": record.getMessage()}
         d |= {k: v for k, v in vars(record).items() if k not in _RECORD_FIELDS}
         if record.exc_info: d["exc"] = self.formatException(record.exc_info)
-        return json.dumps(d, ensure_ascii=False, default=str)
+        return redact(json.dumps(d, ensure_ascii=False, default=str))  # fields and tracebacks name URLs too
 
 # %% ../../../nbs/gaia/runs/26b_logs.ipynb #0c24a1ac
 def _handlers(log_file:Path, verbose:bool) -> list[logging.Handler]:
@@ -46,6 +47,7 @@ def run_logging(log_file:str|Path, # the run's log file, written as JSON lines
     "Send every log record of a run to `log_file`; the console shows them only if `verbose`."
     private_file(log_file)  # the log holds questions and answers: 0600, in a 0700 folder if new
     handlers, root = _handlers(Path(log_file), verbose), logging.getLogger()
+    redact_logs(*handlers)  # URL passwords, in httpx's request lines and everyone's records
     level = root.level
     root.setLevel(logging.INFO)
     for h in handlers: root.addHandler(h)

@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 from ...core.guards import printable
+from ...core.settings import redact
 from .scoring import normalize_answer, question_scorer
 from .tasks import ResultWriter, is_failed
 from .votes import decided, plurality, runs_to_decide, summed_cost, vote_key, vote_summary
@@ -53,7 +54,7 @@ def _attempt(app, task:dict, config:dict, threads:Optional[CallThreads]=None, bu
     except Exception as e: status, error = "error", f"{type(e).__name__}: {e}"
     if state.get("error"): status, error = "error", f"{state.get('error_component')}: {state['error']}"
     if status == "error" and time_left(1) == 0: status, error = "timeout", f"out of time ({error})"
-    return state, mode, status, error
+    return state, mode, status, redact(error) if error else error  # no URL's password in results or reports
 
 # %% ../../../nbs/gaia/runs/26_runner.ipynb #3e0cfb0c
 def _earlier(app, tid:str, ledger:Optional[Ledger]) -> dict:

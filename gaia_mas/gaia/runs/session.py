@@ -10,7 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional
 from ...core.options import BudgetOptions, ModelOptions, SessionOptions
-from ...core.settings import cache_dir, setting_source, settings
+from ...core.settings import cache_dir, redact, setting_source, settings
 if TYPE_CHECKING: from gaia_mas.gaia.agents.config import Budget
 
 # %% auto #0
@@ -63,12 +63,13 @@ def plan(model:ModelOptions=ModelOptions(), # the model options as given
     base = model.base_url or settings().openai_base_url
     served = None if model.model else _served_model(model.provider, base)
     choice = judge_budget(budget.budget, base, model.model or served, model.provider)
-    log.info(choice.reason)
+    reason = redact(choice.reason)
+    log.info(reason)
     b = choice.budget
     filled = dataclasses.replace(model, model=model.model or served or "gpt-4o-mini",
                                  llm_timeout=b.llm_timeout if model.llm_timeout is None else model.llm_timeout,
                                  max_retries=b.max_retries if model.max_retries is None else model.max_retries)
-    return Plan(filled, b, budget.timeout or b.timeout, dict(budget.max_tokens), choice.reason)
+    return Plan(filled, b, budget.timeout or b.timeout, dict(budget.max_tokens), reason)
 
 # %% ../../../nbs/gaia/runs/26g_session.ipynb #0cf72b52
 def _provider(provider:str) -> str: return "openai" if provider == "scripted" else provider

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib, json, logging, struct, threading, time
 from typing import Any, Iterable, Optional, Sequence
 from fastcore.basics import patch
+from ...core.settings import redact
 from .base import Embedder, KnowledgeBase, embedding_name
 
 # %% auto #0
@@ -89,7 +90,7 @@ class PostgresKB(KnowledgeBase):
         self.url, self._local, self._stems, self._psycopg = url, threading.local(), {}, psycopg
         try: self.db
         except psycopg.OperationalError as e:
-            raise FileNotFoundError(f"cannot reach the knowledge base at {url}: {str(e).strip()[:300]}") from None
+            raise FileNotFoundError(f"cannot reach the knowledge base at {redact(url)}: {redact(str(e).strip()[:300])}") from None
         with self._write() as cur:
             cur.execute("select pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,)); cur.execute(_PG_SCHEMA); _pg_migrate(cur)
             if self._has_vec_col() and not self._q("select to_regclass('chunks_hnsw')")[0][0] \

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
 # %% auto #0
-__all__ = ['ROOTS_KEY', 'root_labels', 'record_roots', 'SourceNames', 'public_hit', 'public_filters']
+__all__ = ['ROOTS_KEY', 'NO_SOURCE', 'root_labels', 'record_roots', 'SourceNames', 'public_hit', 'public_filters']
 
 # %% ../../../nbs/rag/kb/31b_sources.ipynb #98044ba0
 ROOTS_KEY = "source_roots"  # the knowledge base setting that holds {absolute root: label}
@@ -64,8 +64,8 @@ class SourceNames:
         return label if rel == "." else f"{label}/{rel}"
 
     def stored(self, name:str, sources:Iterable[str]) -> list[str]:
-        "The stored sources among `sources` named `name` outside (or stored as `name`)."
-        return [s for s in sources if s == name or self.public(s) == name]
+        "The stored sources among `sources` named `name` outside (an absolute path names none)."
+        return [s for s in sources if self.public(s) == name]
 
     def under(self, name:str, sources:Iterable[str]) -> list[str]:
         "The stored sources among `sources` named `name`, or in the folder `name`, as shown outside or as stored."
@@ -80,21 +80,29 @@ def public_hit(hit:dict, # a search hit as a dict (`Hit.to_dict()`)
     if "source" in meta: meta["source"] = names.public(str(meta["source"]))
     return {**hit, "source": names.public(str(hit.get("source", ""))), "metadata": meta}
 
-# %% ../../../nbs/rag/kb/31b_sources.ipynb #167a25b3
-def _stored_prefix(prefix:str, names:SourceNames) -> str:
-    "The stored prefix a public one stands for: under the root whose label it starts with, else as given."
-    for root, label in names.roots:
-        if prefix == label or prefix.startswith(label + "/"): return root + prefix[len(label):]
-    return prefix
-
 # %% ../../../nbs/rag/kb/31b_sources.ipynb #91551b01
+NO_SOURCE = ""  # a source no document has: the condition of a filter whose names match none
+
+def _holds(name:str, cond:Any) -> bool:
+    "Whether the name `name` meets a filter condition: a value, a list, or {operator: value}."
+    if not isinstance(cond, dict): return name in cond if isinstance(cond, (list, tuple)) else name == cond
+    tests = {"eq": lambda v: name == v, "in": lambda v: name in v, "prefix": lambda v: name.startswith(str(v)),
+             "gte": lambda v: name >= str(v), "gt": lambda v: name > str(v), "lte": lambda v: name <= str(v),
+             "lt": lambda v: name < str(v)}
+    return all(op in tests and tests[op](v) for op, v in cond.items())
+
+def _here(cond:Any) -> Any:
+    "A `prefix` condition naming a folder by its path from here, as the absolute path a stored source starts with."
+    p = cond.get("prefix") if isinstance(cond, dict) else None
+    if not isinstance(p, str) or posixpath.isabs(p) or not Path(p).exists(): return cond
+    return {**cond, "prefix": str(Path(p).resolve()) + ("/" if p.endswith("/") else "")}
+
 def public_filters(filters:Optional[dict], # search filters as a client wrote them
                    names:SourceNames, sources:Iterable[str], # the knowledge base's stored sources
+                   local:bool=False, # a user of this machine (`rag search`): paths on it match as well
                   ) -> Optional[dict]:
-    "The filters with a `source` condition on the stored sources the client's names stand for."
-    src = (filters or {}).get("source")
-    if isinstance(src, dict) and set(src) == {"eq"}: src = src["eq"]
-    if isinstance(src, str): return {**filters, "source": {"in": names.stored(src, sources) or [src]}}
-    if isinstance(src, dict) and isinstance(src.get("prefix"), str):
-        return {**filters, "source": {"prefix": _stored_prefix(src["prefix"], names)}}
-    return filters
+    "The filters with their `source` condition met by public names (and paths here if `local`), as stored sources."
+    if not filters or "source" not in filters: return filters
+    cond = filters["source"]; here = _here(cond) if local else cond
+    found = [s for s in sources if _holds(names.public(s), cond) or (local and (_holds(s, cond) or _holds(s, here)))]
+    return {**filters, "source": {"in": found or [NO_SOURCE]}}

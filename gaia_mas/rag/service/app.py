@@ -15,7 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel
 from ...core.stores import UnsafeCheckpoint
-from ...core.settings import is_postgres
+from ...core.settings import cache_dir, is_postgres
 from ..workflows.rules import PATTERNS, SSE_HEADERS
 from ..workflows.system import open_sessions
 from ..workflows.served import ServedSystem
@@ -27,7 +27,7 @@ from .lifecycle import DrainGate, Lifecycle
 from .guards import MAX_BODY, add_browser_guards, add_limits
 from .jobs import heartbeat
 from .openai_api import add_openai_routes
-from .documents_api import add_document_routes, job_store
+from .documents_api import UploadSpace, add_document_routes, job_store
 from .chat_page import add_chat_page
 from .clients import Keys, check_owner, client_of, key_check
 
@@ -225,6 +225,7 @@ async def _serving(app:FastAPI, system:ServedSystem|Callable, sessions:Optional[
         if (across := app.state.turns.across) is not None: stack.push_async_callback(across.aclose)
         if (kb := app.state.system.kb) is not None:
             jobs = job_store(app.state, kb); stack.callback(jobs.close)
+            app.state.uploads = UploadSpace(cache_dir()/"uploads"); stack.callback(app.state.uploads.close)
             stack.callback(jobs.abandon, "the server stopped before the job finished: send the files again")
             await stack.enter_async_context(heartbeat(jobs))
         app.state.lifecycle.on_signals(grace)
@@ -249,6 +250,7 @@ def create_app(system:ServedSystem|Callable, # a RagSystem (any `ServedSystem`),
     "The HTTP service around a RAG system."
     lifespan = lambda app: _serving(app, system, sessions, session_ttl, grace)
     app = FastAPI(title="gaia_mas RAG service", version="1.0", lifespan=lifespan,
+                  docs_url=None, redoc_url=None,  # their pages load scripts from a CDN: /openapi.json stays
                   description="Sequential, parallel and supervisor multi-agent workflows over a knowledge base.")
     app.state.request_timeout, app.state.sessions_kind = request_timeout, sessions_kind(sessions)
     app.state.turns = turn_queue(sessions, turn_wait)  # one turn at a time per session, on every host

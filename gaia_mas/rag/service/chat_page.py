@@ -74,8 +74,9 @@ PAGE_BODY = r"""
 CITATION_VIEWS_JS = r"""
 const $ = id => document.getElementById(id);
 const history = [];  // the conversation so far, sent with each question
-$("key").value = localStorage.getItem("gaia_mas_key") || "";
-$("key").onchange = () => localStorage.setItem("gaia_mas_key", $("key").value);
+localStorage.removeItem("gaia_mas_key");  // a key outlives the tab there: it is kept in sessionStorage only
+$("key").value = sessionStorage.getItem("gaia_mas_key") || "";
+$("key").onchange = () => sessionStorage.setItem("gaia_mas_key", $("key").value);
 const el = (tag, props) => Object.assign(document.createElement(tag), props || {});
 const auth = () => $("key").value ? {"Authorization": "Bearer " + $("key").value} : {};
 const headers = extra => Object.assign(auth(), extra || {});

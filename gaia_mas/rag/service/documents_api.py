@@ -4,7 +4,7 @@
 
 # %% ../../../nbs/rag/service/39b_documents_api.ipynb #25f924f7
 from __future__ import annotations
-import asyncio, hashlib, json, logging, re, shutil, tempfile, time, unicodedata, zipfile
+import asyncio, contextlib, hashlib, json, logging, os, re, shutil, tempfile, time, unicodedata, zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
@@ -25,8 +25,9 @@ log = logging.getLogger(__name__)
 # %% auto #0
 __all__ = ['log', 'MAX_UPLOAD_MB', 'MAX_FILES', 'UPLOAD_TIMEOUT', 'ZIP_TYPES', 'router', 'MAX_DOC_CHUNKS', 'safe_name',
            'upload_problem', 'UploadRefused', 'Upload', 'read_uploads', 'parse_meta_fields', 'store_upload',
-           'list_documents', 'public_documents', 'wants_job', 'job_store', 'start_job', 'post_documents', 'get_job',
-           'get_documents', 'delete_document', 'document_text', 'get_document', 'search', 'add_document_routes']
+           'list_documents', 'public_documents', 'wants_job', 'job_store', 'start_job', 'sweep_uploads', 'UploadSpace',
+           'upload_dir', 'post_documents', 'get_job', 'get_documents', 'delete_document', 'document_text',
+           'get_document', 'search', 'add_document_routes']
 
 # %% ../../../nbs/rag/service/39b_documents_api.ipynb #918b25d0
 MAX_UPLOAD_MB = 25  # per file, by default
@@ -251,6 +252,42 @@ async def start_job(state:Any, kb:Any, files:list, meta:dict, tmp:Path) -> dict:
     (life.track if life is not None else _keep)(task)
     return {"job_id": job_id, "status": "running", "done": 0, "total": len(files)}
 
+# %% ../../../nbs/rag/service/39b_documents_api.ipynb #ae395d6a
+def sweep_uploads(root:Path, # the folder that holds the processes' upload folders
+                 ) -> int:
+    "Remove the upload folders whose process is gone (no one holds their lock); how many went."
+    import fcntl
+    gone = 0
+    for lock in root.glob("*.lock"):
+        with contextlib.suppress(FileNotFoundError), open(lock, "rb") as f:
+            try: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError: continue  # its process still runs
+            shutil.rmtree(root/lock.stem, ignore_errors=True); lock.unlink(missing_ok=True); gone += 1
+    return gone
+
+class UploadSpace:
+    "Where this process keeps uploads while they are read: a locked folder of its own; dead processes' folders removed."
+    def __init__(self, root:Path): # the folder shared by the processes of this host
+        import fcntl, uuid
+        self.root = Path(root); self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.swept, name = sweep_uploads(self.root), uuid.uuid4().hex
+        self._lock = open(self.root/f".{name}.new", "wb")  # locked before it gets a name the sweep looks at
+        fcntl.flock(self._lock, fcntl.LOCK_EX); os.rename(self.root/f".{name}.new", self.root/f"{name}.lock")
+        self.dir = self.root/name; self.dir.mkdir(mode=0o700)
+
+    def mkdtemp(self) -> Path:
+        "A new folder for one upload: in this process's folder (the system's temporary folder once it is closed)."
+        return Path(tempfile.mkdtemp(prefix="gaia_mas_upload_", dir=self.dir if self.dir.is_dir() else None))
+
+    def close(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True); (self.root/f"{self.dir.name}.lock").unlink(missing_ok=True)
+        self._lock.close()
+
+def upload_dir(state:Any) -> Path:
+    "A new folder for one upload: in the app's `UploadSpace`, else in the system's temporary folder."
+    space = getattr(state, "uploads", None)
+    return space.mkdtemp() if space is not None else Path(tempfile.mkdtemp(prefix="gaia_mas_upload_"))
+
 # %% ../../../nbs/rag/service/39b_documents_api.ipynb #6480dd80
 def _kb(request:Request, write:bool=False) -> Any:
     "The service's knowledge base; for a change, a client that may write and not the shared sample collection."
@@ -270,7 +307,7 @@ async def _post_documents(request:Request) -> JSONResponse:
     "Ingest the uploaded files: 201 if any was stored, 200 if all were there unchanged, 422 if all were refused."
     kb, st = _kb(request, write=True), request.app.state
     max_bytes = int(float(getattr(st, "max_upload_mb", None) or MAX_UPLOAD_MB) * 2**20)
-    tmp = Path(tempfile.mkdtemp(prefix="gaia_mas_upload_"))
+    tmp = upload_dir(st)
     try:
         files, fields = await read_uploads(request, tmp, max_bytes, getattr(st, "max_files", MAX_FILES),
                                            getattr(st, "upload_timeout", UPLOAD_TIMEOUT))
@@ -359,14 +396,15 @@ async def search(request:Request, q:str=Query(..., min_length=1, max_length=MAX_
         if any(len(f) > 2000 for f in filter or []): raise ValueError("filter: each one at most 2000 characters")
         kb, filters = _kb(request), parse_filters(filter or []) or None
         if filters is not None: check_filters(filters)
-        names = SourceNames.of(kb)
+        names, asked = SourceNames.of(kb), filters
         if filters and "source" in filters: filters = public_filters(filters, names, await asyncio.to_thread(kb.sources))
         hits = await asyncio.to_thread(kb.search, q, mode, k, filters)
         empty = None if hits else await asyncio.to_thread(empty_kb_note, kb)
     except (UploadRefused, ValueError) as e: return _fail(request, e)
     out = [{**public_hit(h.to_dict(), names), "start": h.metadata.get("start"), "end": h.metadata.get("end")}
            for h in hits]
-    return {"hits": out, "warnings": [empty] if empty else hits.warnings}
+    said = [w.replace(f" with filters {filters}", f" with filters {asked}") for w in hits.warnings]  # stored names stay
+    return {"hits": out, "warnings": [empty] if empty else said}
 
 # %% ../../../nbs/rag/service/39b_documents_api.ipynb #32065f2c
 def add_document_routes(app:FastAPI, # the service's app

@@ -4,7 +4,7 @@
 
 # %% ../../../nbs/rag/service/39c_guards.ipynb #6cd1e98a
 from __future__ import annotations
-import asyncio, contextlib, ipaddress, json, logging, os, re
+import asyncio, contextlib, ipaddress, json, logging, os, re, socket
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 from urllib.parse import parse_qsl, urlencode, urlsplit
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -12,8 +12,9 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 # %% auto #0
 __all__ = ['log', 'MAX_BODY', 'MAX_HEADER', 'BODY_TIMEOUT', 'HEADER_TIMEOUT', 'KEEP_ALIVE', 'CHAT_BODY', 'UPLOAD_LIMITS',
            'KEY_PARAMS', 'Limits', 'WRITES', 'ALLOWED_HOSTS_ENV', 'body_limit', 'error_body', 'send_json', 'BodyLimit',
-           'QueryKeyGuard', 'host_name', 'is_loopback', 'host_allowlist', 'env_hosts', 'HostGuard', 'cross_origin',
-           'OriginGuard', 'add_browser_guards', 'add_limits', 'SlowClientH11', 'server_options']
+           'QueryKeyGuard', 'quiet_target', 'AccessLogFilter', 'host_name', 'is_loopback', 'machine_names',
+           'host_allowlist', 'env_hosts', 'HostGuard', 'cross_origin', 'OriginGuard', 'add_browser_guards',
+           'add_limits', 'SlowClientH11', 'server_options']
 
 # %% ../../../nbs/rag/service/39c_guards.ipynb #6e4484c2
 log = logging.getLogger(__name__)
@@ -26,7 +27,8 @@ CHAT_BODY = 1_000_000  # bytes in an OpenAI chat request: a whole conversation t
 # The multipart upload routes bound their own bodies (a per-file limit, streamed to disk), so no global cap here;
 # OpenAI's chat route gets a larger one, since its clients send the whole conversation with each question.
 UPLOAD_LIMITS = {"POST /kb/documents": None, "POST /v1/chat/completions": CHAT_BODY}
-KEY_PARAMS = frozenset({"api_key", "apikey", "api-key", "key", "token", "access_token", "x-api-key"})
+KEY_PARAMS = frozenset({"api_key", "apikey", "api-key", "key", "token", "access_token", "access-token", "x-api-key",
+                        "auth", "authorization", "bearer", "api_token", "apitoken"})
 
 # %% ../../../nbs/rag/service/39c_guards.ipynb #a32732b1
 Limits = Union[Mapping[str, Optional[int]], Callable[[dict], Optional[int]]]
@@ -128,6 +130,21 @@ class QueryKeyGuard:
         await send_json(send, 400, error_body(scope, 400, "API keys in the URL are refused (they end up in logs): "
                                                         "send `Authorization: Bearer KEY` or `X-API-Key: KEY` instead"))
 
+# %% ../../../nbs/rag/service/39c_guards.ipynb #12021a57
+def quiet_target(target:str, # a request's path with its query string
+                ) -> str:
+    "The path with every query value masked (a bare word too): the parameters' names stay, their values go."
+    path, sep, query = target.partition("?")
+    if not sep: return target
+    return f"{path}?" + "&".join(p.split("=", 1)[0] + "=***" if "=" in p else "***" for p in query.split("&") if p)
+
+class AccessLogFilter(logging.Filter):
+    "A logging filter for uvicorn's access records: their request target with every query value masked."
+    def filter(self, record:logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(quiet_target(a) if isinstance(a, str) and "?" in a else a for a in record.args)
+        return True
+
 # %% ../../../nbs/rag/service/39c_guards.ipynb #90c3f774
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})  # the methods that change something
 ALLOWED_HOSTS_ENV = "GAIA_MAS_ALLOWED_HOSTS"  # names a loopback server answers besides loopback ones, comma-separated
@@ -148,14 +165,27 @@ def is_loopback(host:str, # a name or an address, without a port
     except ValueError: return False
 
 # %% ../../../nbs/rag/service/39c_guards.ipynb #3c42a324
+def _interface_addresses() -> set:
+    "The addresses of this machine's network interfaces (psutil's list, which `unstructured` and IPython bring)."
+    try: import psutil
+    except ImportError: return set()
+    return {a.address.split("%")[0] for addrs in psutil.net_if_addrs().values() for a in addrs
+            if a.family in (socket.AF_INET, socket.AF_INET6)}
+
+def machine_names() -> frozenset:
+    "This machine's host name, its full name, the addresses they resolve to, and its interfaces' addresses."
+    names = {socket.gethostname(), socket.getfqdn(), *_interface_addresses()}
+    for n in (socket.gethostname(), socket.getfqdn()):
+        with contextlib.suppress(OSError): names |= {a[4][0] for a in socket.getaddrinfo(n, None)}
+    return frozenset(host_name(n) for n in names if n)
+
 def host_allowlist(bind:str, # the address the server listens on (`--host`)
                    names:Sequence[str]=(), # names the user added (`--allowed-host`, $GAIA_MAS_ALLOWED_HOSTS)
-                  ) -> Optional[frozenset]:
-    "The `Host` names a server answers besides loopback ones; None when any name is answered."
+                  ) -> frozenset:
+    "The `Host` names a server answers besides loopback ones: the names added and the names it listens on."
     names = frozenset(host_name(n) for n in names if n.strip())
     if is_loopback(bind): return names
-    if not names: return None
-    return names | ({host_name(bind)} if bind not in ("0.0.0.0", "::", "") else set())
+    return names | (machine_names() if bind in ("0.0.0.0", "::", "") else {host_name(bind)})
 
 def env_hosts() -> list[str]:
     "The names in $GAIA_MAS_ALLOWED_HOSTS (commas or spaces between them)."
@@ -176,8 +206,8 @@ class HostGuard:
         if host is None or is_loopback(name := host_name(host)) or name in self.allowed:
             return await self.app(scope, receive, send)
         log.info("refused a request for the Host %r", host[:100])
-        await send_json(send, 403, error_body(scope, 403, f"the Host {host[:100]!r} is not this server's name: a "
-            "server on loopback answers only localhost and loopback addresses (a web page may be trying DNS "
+        await send_json(send, 403, error_body(scope, 403, f"the Host {host[:100]!r} is not this server's name: it "
+            "answers only localhost, loopback addresses and the names it listens on (a web page may be trying DNS "
             f"rebinding); to reach it by this name on purpose, start it with --allowed-host {name[:100]} "
             f"(or ${ALLOWED_HOSTS_ENV})"))
 

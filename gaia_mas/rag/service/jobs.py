@@ -31,8 +31,8 @@ def process_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 def stale_reason(owner:str) -> str:
-    "What a client reads about a job whose process stopped."
-    return (f"the server process that ran this job ({owner}) stopped before it finished: send the files again "
+    "What a client reads about a job whose process stopped (not which process: its host and id stay on the server)."
+    return ("the server process that ran this job stopped before it finished: send the files again "
             "(documents it stored are kept; a file sent again unchanged is reported as unchanged)")
 
 # %% ../../../nbs/rag/service/39e_jobs.ipynb #b70ef5d5

@@ -4,15 +4,15 @@
 
 # %% auto #0
 __all__ = ['MAX_CONCURRENCY', 'SERVE_ENV', 'LIFECYCLE', 'GC_THRESHOLDS', 'SPREAD', 'serve_settings', 'settle_heap',
-           'app_from_env', 'exposure_warning', 'startup_line', 'worker_socket', 'OwnSocket', 'hold_port', 'run_workers',
-           'cmd_serve']
+           'app_from_env', 'exposure_warning', 'exposure_problem', 'startup_line', 'worker_socket', 'OwnSocket',
+           'hold_port', 'run_workers', 'cmd_serve']
 
 # %% ../../../nbs/rag/service/39j_serve.ipynb #a756fc9a
 import contextlib, functools, gc, json, os, socket, sys
 from pathlib import Path
 from typing import Any, Optional
 from fastapi import FastAPI
-from ...core.settings import default_sessions, reveal, settings as current_settings
+from ...core.settings import default_sessions, redact, redact_logs, reveal, settings as current_settings
 from ...core.utils import exit_with_parent
 from ..workflows.system import build_system, preflight
 from .guards import env_hosts, host_allowlist, is_loopback, server_options
@@ -49,6 +49,7 @@ def _built_and_settled(settings:dict, saver:Any):
 def app_from_env() -> FastAPI:
     "The app factory uvicorn's workers call (`gaia_mas.rag.service.serve:app_from_env`, `factory=True`)."
     exit_with_parent()  # a `--workers` process ends with the `serve` process that started it, even one killed
+    redact_logs()  # the HTTP clients' request lines name the model server's URL
     settings = current_settings().serve
     keys = read_keys(settings["keys"]) if settings.get("keys") else None
     return create_app(functools.partial(_built_and_settled, settings), api_key=reveal(current_settings().api_key),
@@ -66,6 +67,15 @@ def exposure_warning(host:str, # where `serve` listens (`--host`)
     return (f"listening on {host}:{port} with no API key: anyone who can reach this machine can read and change the "
             "knowledge base and run the models; set GAIA_MAS_API_KEY (or --api-key-file), or listen on 127.0.0.1")
 
+def exposure_problem(host:str, # where `serve` listens (`--host`)
+                     key:Optional[str], # the API key (or the keys file), if any
+                     allow_keyless:bool=False, # `--allow-keyless`: the user accepts a keyless server beyond loopback
+                    ) -> Optional[str]:
+    "Why `serve` does not start: beyond loopback with no API key, unless `--allow-keyless` says so; else None."
+    if key or allow_keyless or is_loopback(host): return None
+    return (f"--host {host} would let anyone who can reach this machine use a server with no API key: set "
+            "GAIA_MAS_API_KEY (or --api-key-file, --keys), listen on 127.0.0.1, or pass --allow-keyless to accept it")
+
 # %% ../../../nbs/rag/service/39j_serve.ipynb #6802e76b
 def _log_config(verbose:bool) -> dict:
     "uvicorn's logging configuration, with gaia_mas's own records on the console too (INFO and up with -v)."
@@ -74,14 +84,17 @@ def _log_config(verbose:bool) -> dict:
     cfg = copy.deepcopy(LOGGING_CONFIG)
     cfg["loggers"]["gaia_mas"] = {"handlers": ["default"], "level": "INFO" if verbose else "WARNING",
                                   "propagate": False}
+    cfg["filters"] = {"redact": {"()": "gaia_mas.core.settings.RedactFilter"},
+                      "access": {"()": "gaia_mas.rag.service.guards.AccessLogFilter"}}
+    cfg["handlers"]["default"]["filters"] = ["redact"]  # URL credentials, in every record the console shows
+    cfg["handlers"]["access"]["filters"] = ["access", "redact"]  # no query value in an access line
     return cfg
 
 def startup_line(host:str, port:int, sessions:str, workers:int) -> str:
-    "What `serve` prints when it starts: the chat page, the OpenAI API, and the API reference (which needs a CDN)."
-    base = f"http://{host}:{port}"
+    "What `serve` prints when it starts: the chat page, the OpenAI API, and the API's description."
+    base = f"http://{redact(host)}:{port}"
     return (f"gaia-mas serve: the chat page at {base}/, OpenAI's chat API at {base}/v1 (sessions: {sessions}, "
-            f"workers: {workers}); the API reference at {base}/docs loads Swagger UI from a CDN, "
-            f"{base}/openapi.json works offline")
+            f"workers: {workers}); the API's OpenAPI description at {base}/openapi.json")
 
 # %% ../../../nbs/rag/service/39j_serve.ipynb #bae6892d
 def _empty_kb(settings:dict) -> Optional[str]:
@@ -161,6 +174,8 @@ def cmd_serve(args:Any) -> int:
         print(f"gaia-mas serve: warning: {warning}", file=sys.stderr)
     if key: os.environ["GAIA_MAS_API_KEY"] = key
     host, port = getattr(args, "host", "127.0.0.1"), getattr(args, "port", 8000)
+    if problem := exposure_problem(host, key or getattr(args, "keys", None), getattr(args, "allow_keyless", False)):
+        print(f"gaia-mas serve: {problem}", file=sys.stderr); return 2
     if warning := exposure_warning(host, port, key or getattr(args, "keys", None)):
         print(f"gaia-mas serve: warning: {warning}", file=sys.stderr)
     print(startup_line(host, port, sessions_kind(settings["sessions"]), workers), flush=True)

@@ -4,7 +4,7 @@
 
 # %% ../../../nbs/rag/workflows/37c_turns.ipynb #bae46903
 from __future__ import annotations
-import asyncio, collections, contextlib, functools, hashlib, logging, os, time
+import asyncio, contextlib, functools, hashlib, logging, os, time
 from pathlib import Path
 from typing import Any, Callable, Optional
 from fastcore.basics import patch
@@ -13,14 +13,16 @@ from ...core.settings import is_postgres
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'KEEPALIVE', 'SessionBusy', 'FileTurnLocks', 'turn_lock_dir', 'lock_key', 'PgTurnLocks', 'TurnQueue',
-           'turn_queue']
+__all__ = ['log', 'KEEPALIVE', 'SessionBusy', 'lock_name', 'FileTurnLocks', 'turn_lock_dir', 'lock_key', 'PgTurnLocks',
+           'TurnQueue', 'turn_queue']
 
 # %% ../../../nbs/rag/workflows/37c_turns.ipynb #ed67b477
 class SessionBusy(Exception):
-    "A turn waited longer than allowed for the earlier turns of its session."
-    def __init__(self, session_id:str, waited:float, retry_after:int=5):
-        super().__init__(f"session {session_id!r} is busy with another turn (waited {waited:.0f}s): "
+    "A turn waited longer than allowed for the earlier turns of its session, or another process is answering one."
+    def __init__(self, session_id:str, waited:float, retry_after:int=5, elsewhere:bool=False):
+        why = ("is busy with a turn on another server process (a session takes its turns in the order they arrive, "
+               "one process at a time)" if elsewhere else f"is busy with another turn (waited {waited:.0f}s)")
+        super().__init__(f"session {session_id!r} {why}: "
                          f"send this turn again in {retry_after}s, or wait for the earlier answer before the next turn")
         self.session_id, self.waited, self.retry_after = session_id, waited, retry_after
 
@@ -31,6 +33,10 @@ async def _poll(try_once:Callable, until:float, step:float=0.002, most:float=0.0
         await asyncio.sleep(min(step, max(until - time.monotonic(), 0))); step = min(2 * step, most)
 
 # %% ../../../nbs/rag/workflows/37c_turns.ipynb #00271aad
+def lock_name(session_id:str) -> str:
+    "The name of a session's lock file: the whole SHA-256 digest of its id."
+    return f"{hashlib.sha256(session_id.encode()).hexdigest()}.lock"
+
 class FileTurnLocks:
     "A session's turns one at a time across the processes of one host: an exclusive `flock` on its lock file."
     def __init__(self, lock_dir:Path): # a folder shared by the processes that serve the sessions
@@ -38,10 +44,9 @@ class FileTurnLocks:
 
     @contextlib.asynccontextmanager
     async def hold(self, session_id:str, until:float=float("inf")):
-        "Hold the session's lock file (one of 65,536, named by a hash of the id), polled without blocking the loop."
+        "Hold the session's lock file (`lock_name`), polled without blocking the loop until `until` (monotonic)."
         import fcntl
-        name = f"{hashlib.sha256(session_id.encode()).hexdigest()[:4]}.lock"
-        fd = os.open(self.lock_dir/name, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(self.lock_dir/lock_name(session_id), os.O_RDWR | os.O_CREAT, 0o600)
         async def take():
             try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB); return True
             except BlockingIOError: return False
@@ -115,30 +120,43 @@ async def aclose(self:PgTurnLocks) -> None:
     if self._conn is not None: await self._conn.close()
 
 # %% ../../../nbs/rag/workflows/37c_turns.ipynb #fcd15962
+class _Held:
+    "A session in one process: its turns' lock, how many turns want it, and the shared lock while the process has it."
+    def __init__(self): self.lock, self.users, self.across = asyncio.Lock(), 0, None
+
 class TurnQueue:
-    "A session's turns one at a time: in arrival order within a process, and across processes with `across`."
+    "A session's turns one at a time, in arrival order: queued within a process, refused while another process has it."
     def __init__(self, across:Any=None, # `FileTurnLocks`, `PgTurnLocks`, or None for this process alone
-                 wait:Optional[float]=None, # seconds a turn may wait for its session; None: no limit
+                 wait:Optional[float]=None, # seconds a turn may wait for the turns of its session in this process
                 ):
-        self.across, self.wait, self._locks, self._users = across, wait, {}, collections.Counter()
+        self.across, self.wait, self._held = across, wait, {}
+
+    async def _take_across(self, session_id:str, held:_Held) -> None:
+        "The shared lock for this process, if it has not got it: tried once, `SessionBusy` if another process has it."
+        if self.across is None or held.across is not None: return
+        stack = contextlib.AsyncExitStack()
+        try: await stack.enter_async_context(self.across.hold(session_id, time.monotonic()))
+        except TimeoutError: raise SessionBusy(session_id, 0, retry_after=1, elsewhere=True) from None
+        held.across = stack
 
     @contextlib.asynccontextmanager
     async def turn(self, session_id:str):
-        "Hold the session for one turn; waits while earlier turns run; `SessionBusy` after `wait` seconds."
-        lock = self._locks.setdefault(session_id, asyncio.Lock()); self._users[session_id] += 1
-        t0 = time.monotonic(); until = t0 + (self.wait if self.wait is not None else float("inf"))
+        "Hold the session for one turn, after the turns that came before it here; `SessionBusy` if it cannot."
+        held = self._held.setdefault(session_id, _Held()); held.users += 1; t0 = time.monotonic()
         try:
-            async with contextlib.AsyncExitStack() as held:
-                try:
-                    await asyncio.wait_for(lock.acquire(), self.wait); held.callback(lock.release)
-                    if self.across is not None: await held.enter_async_context(self.across.hold(session_id, until))
-                except TimeoutError: raise SessionBusy(session_id, time.monotonic() - t0) from None
+            try: await asyncio.wait_for(held.lock.acquire(), self.wait)
+            except TimeoutError: raise SessionBusy(session_id, time.monotonic() - t0) from None
+            try:
+                await self._take_across(session_id, held)
                 yield
+            finally: held.lock.release()
         finally:
-            self._users[session_id] -= 1
-            if not self._users[session_id]: del self._users[session_id], self._locks[session_id]
+            held.users -= 1
+            if not held.users:  # no turn of the session waits here: the other processes may have it
+                del self._held[session_id]
+                if held.across is not None: await held.across.aclose()
 
-    def __len__(self) -> int: return len(self._locks)
+    def __len__(self) -> int: return len(self._held)
 
 # %% ../../../nbs/rag/workflows/37c_turns.ipynb #32ac495c
 def turn_queue(sessions:Optional[str], # the sessions store's URL (`open_sessions`); None or "memory": in memory

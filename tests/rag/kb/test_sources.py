@@ -96,3 +96,28 @@ def test_a_knowledge_base_without_roots_keeps_working(user, tmp_path):
     with serve("--kb", str(kb), env=env) as (url, _, _lines):
         names = sorted(d["source"] for d in httpx.get(f"{url}/kb/documents", timeout=60).json()["documents"])
     assert names == ["handbook/intro.md", "handbook/ops/on-call.md"]
+
+
+def test_an_absolute_path_is_neither_guessed_nor_accepted(user):
+    """A `source` filter matches the names a client sees: a prefix of the server's folder finds nothing, one character
+    at a time or whole, and `GET /kb/documents/<absolute path>` knows no such document."""
+    home, env = user
+    with serve(env=env) as (url, _, _lines), httpx.Client(base_url=url, timeout=60) as c:
+        def hits(prefix):
+            r = c.get("/kb/search", params={"q": "engineer", "mode": "keyword",
+                                            "filter": json.dumps({"source": {"prefix": prefix}})})
+            assert r.status_code == 200, r.text
+            return r.json()["hits"]
+        assert hits("handbook/"), "a public prefix finds its documents"
+        for prefix in ("/", str(home)[:2], str(home), str(home/"work"/"handbook"/"ops")):
+            assert hits(prefix) == [], f"the prefix {prefix!r} of the server's folder matched"
+        exact = c.get("/kb/search", params={"q": "engineer", "mode": "keyword", "filter": json.dumps(
+            {"source": str(home/"work"/"handbook"/"ops"/"on-call.md")})})
+        assert exact.json()["hits"] == [], exact.text
+        r = c.get(f"/kb/documents/{home/'work'/'handbook'/'ops'/'on-call.md'}")
+        assert r.status_code == 404, r.text
+        assert c.get("/kb/documents/handbook/ops/on-call.md").status_code == 200
+        missed = c.get("/kb/search", params={"q": "zebra", "mode": "keyword",
+                                             "filter": json.dumps({"source": {"prefix": "handbook/"}})})
+        assert missed.json()["hits"] == [] and "handbook/" in missed.text, missed.text
+        no_server_path(missed.text, home)  # the warning names the filter as sent, not the stored paths it stands for

@@ -113,12 +113,14 @@ def _netns_problem() -> str | None:
     return None if r.returncode == 0 else f"no user and network namespaces here: {r.stderr.decode()[:200]}"
 
 
-@pytest.mark.parametrize("key", ["", "k-123"])
-def test_listening_beyond_loopback_without_a_key_warns(tmp_path, key):
-    "In a network namespace of its own (only its loopback exists), `serve --host 0.0.0.0` says what it exposes."
+@pytest.mark.parametrize("key, consent", [("", False), ("", True), ("k-123", False)])
+def test_listening_beyond_loopback_without_a_key_needs_consent(tmp_path, key, consent):
+    """In a network namespace of its own (only its loopback exists), `serve --host 0.0.0.0` with no key refuses to start
+    in one line naming the way on; with `--allow-keyless` it starts and says what it exposes; with a key it just starts."""
     if why := _netns_problem(): pytest.skip(why)
     cmd = ["unshare", "-rn", "sh", "-c", 'ip link set lo up 2>/dev/null; exec "$@"', "sh", *SERVE, "--provider",
-           "scripted", "--kb", str(tmp_path/"kb.sqlite"), "--host", "0.0.0.0", "--port", "8000"]
+           "scripted", "--kb", str(tmp_path/"kb.sqlite"), "--host", "0.0.0.0", "--port", "8000",
+           *(["--allow-keyless"] if consent else [])]
     env = {**os.environ, "HOME": str(tmp_path), "GAIA_MAS_API_KEY": key, "OPIK_TRACK_DISABLE": "true"}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                             start_new_session=True)
@@ -129,7 +131,14 @@ def test_listening_beyond_loopback_without_a_key_warns(tmp_path, key):
             out.append(line)
             if "gaia-mas serve: the chat page at http://" in line: break
     finally:
-        watchdog.cancel(); os.killpg(proc.pid, 15); proc.wait(30)
+        watchdog.cancel()
+        with contextlib.suppress(ProcessLookupError): os.killpg(proc.pid, 15)
+        proc.wait(30)
+    if key == "" and not consent:
+        refused = [l for l in out if "--allow-keyless" in l and "GAIA_MAS_API_KEY" in l]
+        assert proc.returncode == 2 and len(refused) == 1 and "Traceback" not in "".join(out), out
+        assert not any("the chat page at" in l for l in out), out
+        return
     warned = [l for l in out if "warning: listening on 0.0.0.0:8000 with no API key" in l]
     assert (len(warned) == 1) == (key == ""), "".join(out)
     if warned: assert "GAIA_MAS_API_KEY" in warned[0] and "127.0.0.1" in warned[0]

@@ -162,3 +162,16 @@ def test_a_marker_leads_to_its_citation_and_the_document_opens_at_it(browser, se
     assert seen, "the cited passage is not in view"
     page.click("#doc-close"); assert not page.locator("#doc").is_visible()
     assert not errors, errors
+
+
+@pytest.mark.security
+def test_the_key_lives_in_the_tab_only(browser, server):
+    "The key typed in is kept for the tab (sessionStorage): a reload keeps it, a new tab of the same site starts empty."
+    page = open_page(browser, server)
+    try:
+        kept = page.evaluate("[sessionStorage.getItem('gaia_mas_key'), localStorage.getItem('gaia_mas_key')]")
+        assert kept == [KEY, None], kept
+        page.reload(); assert page.input_value("#key") == KEY
+        other = page.context.new_page(); other.goto(server + "/")
+        assert other.input_value("#key") == "", "a new tab read the key another tab kept"
+    finally: page.context.close()

@@ -81,3 +81,47 @@ def test_a_job_that_cannot_start_removes_its_uploaded_files(tmp_path):
     tmp = tmp_path/"gaia_mas_upload_x"; tmp.mkdir(); (tmp/"a.md").write_text("# A\n\nuploaded\n")
     with pytest.raises(OSError): asyncio.run(start_job(types.SimpleNamespace(jobs=Broken()), None, [], {}, tmp))
     assert not tmp.exists()
+
+
+def _leftovers(tmp_path:Path) -> list[Path]:
+    "Upload folders under the test's temporary folder and cache, wherever a `serve` keeps them."
+    return [p for p in tmp_path.rglob("gaia_mas_upload_*") if p.is_dir()]
+
+
+@pytest.mark.process
+@pytest.mark.security
+def test_a_worker_killed_mid_upload_leaves_nothing_after_the_next_start(tmp_path):
+    "`kill -9` while a 6 MiB file streams in: its folder stays until the next `serve` starts, which removes it."
+    import signal, socket
+    import psutil
+    env = {"GAIA_MAS_CACHE": str(tmp_path/"cache"), "TMPDIR": str(tmp_path), "HOME": str(tmp_path)}
+    kb = f"sqlite:///{tmp_path/'kb.sqlite'}"
+    body = b"# Big\n\n" + b"circuit breakers and bulkheads " * (6 * 2**20 // 31)
+    head_of = lambda port: (f"POST /kb/documents HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: multipart/form-data; "
+                            f"boundary=b0\r\nContent-Length: {len(body) + 200}\r\nConnection: close\r\n\r\n").encode()
+    part = b'--b0\r\nContent-Disposition: form-data; name="files"; filename="big.md"\r\nContent-Type: text/markdown\r\n\r\n'
+    with serve("--kb", kb, "--workers", "1", "--max-upload-mb", "50", env=env) as (url, proc, _):
+        port = int(url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+            s.sendall(head_of(port) + part + body[: len(body) // 2])  # half of it, then the process dies
+            end = time.monotonic() + 60
+            while not any(f.is_file() and f.stat().st_size > 2**20 for d in _leftovers(tmp_path) for f in d.iterdir()):
+                assert time.monotonic() < end, "the upload never reached the disk"; time.sleep(0.1)
+            for p in [*psutil.Process(proc.pid).children(recursive=True), psutil.Process(proc.pid)]: p.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+    assert _leftovers(tmp_path), "the killed upload left nothing to clean up"
+    with serve("--kb", kb, "--workers", "1", env=env):
+        assert _leftovers(tmp_path) == [], "the next start left the dead worker's upload folder behind"
+
+
+@pytest.mark.security
+def test_a_failed_job_names_no_host_or_process(tmp_path):
+    "A job whose process stopped is reported failed, without the host name or process id of the worker that ran it."
+    import socket
+    from gaia_mas.rag.service.jobs import JobStore
+    store = JobStore(f"sqlite:///{tmp_path/'kb.sqlite'}", lease=0.05)
+    job = store.create(3)
+    time.sleep(0.2)  # no heartbeat: the lease runs out
+    seen = store.get(job)
+    assert seen["status"] == "failed" and "send the files again" in seen["error"], seen
+    assert socket.gethostname() not in seen["error"] and str(os.getpid()) not in seen["error"], seen["error"]

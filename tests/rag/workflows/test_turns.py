@@ -1,7 +1,7 @@
-"""One turn at a time per session across hosts, on PostgreSQL: two `TurnQueue`s with `PgTurnLocks` on one database stand
-for two hosts (they share no folder and no memory lock); their turns of one session never overlap; a host that dies
-holding a session frees it at once; a process holds all its sessions' locks on one connection; a turn that waits too
-long is refused with `SessionBusy`."""
+"""One order for one session across hosts, on PostgreSQL: two `TurnQueue`s with `PgTurnLocks` on one database stand
+for two hosts (they share no folder and no memory lock); the turns a session takes never overlap and run in the order
+they arrived, a turn reaching the other host meanwhile is refused with `SessionBusy`; a host that dies holding a
+session frees it at once; a process holds all its sessions' locks on one connection."""
 import asyncio, os, signal, subprocess, sys, time
 import pytest
 
@@ -23,22 +23,28 @@ class _Hosts:
         for q in self.qs: await q.across.aclose()
 
 
-async def _read_work_write(q, n:int) -> list[int]:
-    "`n` turns of one session at once, each reading the history, working a moment and writing it back."
-    hist = []
+async def _arrivals(q, n:int) -> tuple[list[int], list[int]]:
+    "`n` turns of one session arriving in order, each reading the history, working a moment and writing it back."
+    hist, refused = [], []
     async def turn(i):
-        async with q.turn("shared"):
-            seen = list(hist); await asyncio.sleep(0.01); hist[:] = seen + [i]
+        await asyncio.sleep(0.005 * i)
+        try:
+            async with q.turn("shared"):
+                seen = list(hist); await asyncio.sleep(0.02); hist[:] = seen + [i]
+        except SessionBusy: refused.append(i)
     await asyncio.gather(*(turn(i) for i in range(n)))
-    return hist
+    return hist, refused
 
 
-def test_two_hosts_never_run_a_session_at_once(db):
+def test_two_hosts_take_a_session_in_arrival_order(db):
     async def go():
         hosts = _Hosts(db)
-        try: return await _read_work_write(hosts, 16)
+        try: return await _arrivals(hosts, 16)
         finally: await hosts.close()
-    assert sorted(asyncio.run(go())) == list(range(16)), "a turn was lost: two ran at once on different hosts"
+    taken, refused = asyncio.run(go())
+    assert sorted(taken + refused) == list(range(16)), "a turn was lost: two ran at once on different hosts"
+    assert taken == sorted(taken), f"the turns were stored out of their arrival order: {taken}"
+    assert refused, "no turn reached the other host while the first had the session"
 
 
 _HOLDER = """
@@ -60,8 +66,11 @@ def test_a_dead_host_frees_its_sessions_at_once(db):
                 with pytest.raises(SessionBusy, match="busy"):
                     async with q.turn("held"): pass
                 holder.send_signal(signal.SIGKILL); t0 = time.monotonic()
-                q.wait = 30
-                async with q.turn("held"): return time.monotonic() - t0
+                while time.monotonic() - t0 < 30:  # the server notices the dead connection, then the turn is taken
+                    try:
+                        async with q.turn("held"): return time.monotonic() - t0
+                    except SessionBusy: await asyncio.sleep(0.05)
+                return float("inf")
             finally: await q.across.aclose()
         took = asyncio.run(busy_then_free())
         assert took < 30
@@ -90,3 +99,27 @@ def test_a_process_holds_all_its_locks_on_one_connection(db):
         release.set(); await asyncio.gather(*tasks); await q.across.aclose()
         return n
     assert asyncio.run(go()) == 1
+
+
+def _colliding_ids() -> tuple[str, str]:
+    "Two session ids whose SHA-256 digests share their first 16 bits (a few hundred tries, by the birthday bound)."
+    import hashlib
+    seen = {}
+    for i in range(1_000_000):
+        sid = f"victim-{i}"; head = hashlib.sha256(sid.encode()).hexdigest()[:4]
+        if head in seen: return seen[head], sid
+        seen[head] = sid
+    raise AssertionError("no collision found")
+
+
+def test_sessions_whose_hashes_share_a_prefix_do_not_wait_for_each_other(tmp_path):
+    "A client that searches for a session id near another's gets its own lock: the other's turn never waits on it."
+    from gaia_mas.rag.workflows.turns import FileTurnLocks
+    mine, theirs = _colliding_ids()
+    async def go():
+        a, b = FileTurnLocks(tmp_path), FileTurnLocks(tmp_path)
+        async with a.hold(theirs):
+            try:
+                async with b.hold(mine, time.monotonic() + 0.2): return "apart"
+            except TimeoutError: return "waited for another session's turn"
+    assert asyncio.run(go()) == "apart"
