@@ -166,7 +166,7 @@ def is_loopback(host:str, # a name or an address, without a port
 
 # %% ../../../nbs/rag/service/39c_guards.ipynb #3c42a324
 def _interface_addresses() -> set:
-    "The addresses of this machine's network interfaces (psutil's list, which `unstructured` and IPython bring)."
+    "The addresses of this machine's network interfaces (psutil's list; the serve extra brings psutil)."
     try: import psutil
     except ImportError: return set()
     return {a.address.split("%")[0] for addrs in psutil.net_if_addrs().values() for a in addrs
