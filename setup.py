@@ -23,6 +23,9 @@ extras['dev'] = extras['all'] + reqs('dev_requirements')
 scripts = [s.strip() for s in cfg.get('console_scripts', '').split('\n') if s.strip()]
 readme = root/'README.md'
 # Each folder of prompts/ (baseline/, templates/, ...) is a data-only package under gaia_mas.prompts.
+# The sample collection (nbs/samples/kb: documents and their golden questions) ships as gaia_mas.samples, so the
+# quickstart and `langgraph dev` have a knowledge base to answer from in a plain `pip install`.
+sample_pkgs = ['gaia_mas.samples', 'gaia_mas.samples.docs']
 prompt_pkgs = ['gaia_mas.prompts'] + sorted(f'gaia_mas.prompts.{d.name}' for d in (root/'prompts').iterdir() if d.is_dir() and not d.name.startswith(('_', '.')))
 
 setuptools.setup(
@@ -35,9 +38,10 @@ setuptools.setup(
                 + ['Programming Language :: Python :: ' + v for v in py_versions[py_versions.index(min_python):]],
     # The prompts live at the top level (`prompts/`) so people can read and edit them;
     # they ship inside the wheel as the `gaia_mas.prompts` package data.
-    packages=setuptools.find_packages(include=['gaia_mas', 'gaia_mas.*']) + prompt_pkgs,
-    package_dir={'gaia_mas.prompts': 'prompts'},
-    package_data={'gaia_mas': ['py.typed'], **{p: ['*.txt'] for p in prompt_pkgs}},
+    packages=setuptools.find_packages(include=['gaia_mas', 'gaia_mas.*']) + prompt_pkgs + sample_pkgs,
+    package_dir={'gaia_mas.prompts': 'prompts', 'gaia_mas.samples': 'nbs/samples/kb'},
+    package_data={'gaia_mas': ['py.typed'], **{p: ['*.txt'] for p in prompt_pkgs}, 'gaia_mas.samples': ['golden.jsonl'],
+                  'gaia_mas.samples.docs': ['*']},
     include_package_data=True,
     install_requires=reqs('requirements'),
     extras_require=extras,

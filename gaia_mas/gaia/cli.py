@@ -6,13 +6,12 @@
 from __future__ import annotations
 import argparse, json, sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import Optional, Sequence
 from ..core.guards import printable
 from ..core.options import BudgetOptions, RunOptions
 from ..core.options_cli import add_model_options, model_options, session_options
 from .runs.scoring import GOLD_KEYS
-from .runs.session import plan
-if TYPE_CHECKING: from gaia_mas.gaia.runs.session import Plan
+from .runs.session import Plan, plan
 
 # %% auto #0
 __all__ = ['REQUIRE_SANDBOX_HELP', 'tool_calls', 'cmd_ask', 'cmd_run', 'cmd_score', 'cmd_report', 'add_report_parser',

@@ -27,12 +27,12 @@ __all__ = ['log', 'TEXT_TYPES', 'SUPPORTED', 'LIST_FIELDS', 'meta_value', 'PAGE_
 
 # %% ../../../nbs/rag/kb/31_ingest.ipynb #acf9fd2d
 def sample_dir() -> Path:
-    "The folder of the sample collection (docs/ and golden.jsonl)."
+    "The folder of the sample collection (docs/ and golden.jsonl): the source tree's, else the one the wheel ships."
     import gaia_mas
-    d = Path(gaia_mas.__file__).resolve().parent.parent/"nbs"/"samples"/"kb"
-    if not (d/"docs").is_dir():
-        raise FileNotFoundError(f"the sample collection is not at {d}: it ships with the source tree, not the wheel")
-    return d
+    pkg = Path(gaia_mas.__file__).resolve().parent
+    for d in (pkg.parent/"nbs"/"samples"/"kb", pkg/"samples"):
+        if (d/"docs").is_dir(): return d
+    raise FileNotFoundError(f"the sample collection is not in {pkg/'samples'}: reinstall gaia_mas, whose wheel ships it")
 
 # %% ../../../nbs/rag/kb/31_ingest.ipynb #b40daf2a
 @dataclass
