@@ -6,11 +6,11 @@
 from __future__ import annotations
 import argparse
 from pathlib import Path
-from .options import ModelOptions, RagOptions, SessionOptions
+from .options import ModelOptions, RagOptions, ServeOptions, SessionOptions
 from .settings import cache_dir, settings
 
 # %% auto #0
-__all__ = ['add_model_options', 'model_options', 'session_options', 'rag_options']
+__all__ = ['add_model_options', 'model_options', 'session_options', 'rag_options', 'serve_options']
 
 # %% ../../nbs/core/01b_options_cli.ipynb #492a806d
 def add_model_options(p:argparse.ArgumentParser) -> None:
@@ -62,3 +62,16 @@ def rag_options(args:argparse.Namespace, # what a `rag` command or `serve` parse
     get = lambda k, d=None: d if getattr(args, k, None) is None else getattr(args, k)
     return RagOptions(kb=get("kb"), embeddings=get("embeddings"), embeddings_url=get("embeddings_url"),
                       sessions=get("sessions"), history_tokens=get("history_tokens", 2000), session_ttl=get("session_ttl"))
+
+# %% ../../nbs/core/01b_options_cli.ipynb #b28d7b6b
+def serve_options(args:argparse.Namespace, # what `gaia-mas serve` parsed
+                  workers:int=1, # the processes when `--workers` is not given
+                 ) -> ServeOptions:
+    "The options of `gaia-mas serve`'s flags: the models and knowledge base, where it listens, its keys and limits."
+    get = lambda k, d=None: d if getattr(args, k, None) is None else getattr(args, k)
+    return ServeOptions(model=model_options(args), rag=rag_options(args), host=get("host", "127.0.0.1"),
+                        port=get("port", 8000), workers=get("workers", workers), api_key=get("api_key"),
+                        api_key_file=get("api_key_file"), keys=get("keys"),
+                        allowed_hosts=tuple(get("allowed_host", ())), allow_keyless=bool(get("allow_keyless", False)),
+                        max_upload_mb=get("max_upload_mb", 25), grace=get("grace", 60),
+                        verbose=bool(get("verbose", False)))

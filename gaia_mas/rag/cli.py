@@ -425,8 +425,8 @@ def cmd_serve(args:argparse.Namespace) -> int:
     "gaia-mas serve: the RAG HTTP service (gaia_mas.rag.service.serve)."
     for m in ("fastapi", "uvicorn", "python_multipart"): need(m, "serve", "the HTTP service")
     from gaia_mas.rag.service.serve import cmd_serve as serve
-    if getattr(args, "workers", None) is None: args.workers = default_workers(getattr(args, "sessions", None))
-    return serve(args)
+    from gaia_mas.core.options_cli import serve_options
+    return serve(serve_options(args, workers=default_workers(getattr(args, "sessions", None))))
 
 # %% ../../nbs/rag/38_cli.ipynb #ced93fe0
 def _serve_parser(sub, add_model_options) -> None:

@@ -2,6 +2,7 @@
 import argparse, json, os, re, subprocess, sys
 from pathlib import Path
 import pytest
+from gaia_mas.core.options_cli import serve_options
 from gaia_mas.rag.cli import add_rag_parsers, parse_filters, parse_meta
 from gaia_mas.rag.kb.ingest import sample_dir
 
@@ -186,6 +187,9 @@ def test_parsers_for_ask_and_serve():
     assert (a.question, a.pattern, a.session_id, a.provider, a.func.__name__) == ("What is a bulkhead?", "parallel", "s1", "scripted", "cmd_rag_ask")
     s = p.parse_args(["serve", "--port", "0", "--api-key", "k", "--workers", "2"])
     assert (s.host, s.port, s.api_key, s.workers, s.func.__name__) == ("127.0.0.1", 0, "k", 2, "cmd_serve")
+    o = serve_options(p.parse_args(["serve", "--api-key", "s3cret", "--allowed-host", "rag.lan"]), workers=3)
+    assert (o.api_key, o.workers, o.allowed_hosts, serve_options(s).workers) == ("s3cret", 3, ("rag.lan",), 2)
+    assert "s3cret" not in repr(o), "the key shows in the options' repr"
 
 
 def test_filter_and_meta_syntax():

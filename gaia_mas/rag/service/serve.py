@@ -8,10 +8,11 @@ __all__ = ['MAX_CONCURRENCY', 'SERVE_ENV', 'LIFECYCLE', 'GC_THRESHOLDS', 'SPREAD
            'hold_port', 'run_workers', 'cmd_serve']
 
 # %% ../../../nbs/rag/service/39j_serve.ipynb #a756fc9a
-import contextlib, functools, gc, json, os, socket, sys
+import contextlib, dataclasses, functools, gc, json, os, socket, sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, cast
 from fastapi import FastAPI
+from ...core.options import ServeOptions
 from ...core.settings import default_sessions, redact, redact_logs, reveal, settings as current_settings
 from ...core.utils import exit_with_parent
 from ..workflows.system import build_system, preflight
@@ -25,15 +26,16 @@ MAX_CONCURRENCY = 256  # requests a `serve` process handles at once; more get a 
 SERVE_ENV = "GAIA_MAS_SERVE"  # the settings a `serve` process hands to its uvicorn workers
 LIFECYCLE = Lifecycle()  # this process's, when it serves `app_from_env`
 
-def serve_settings(args:Any) -> dict:
+def serve_settings(opts:ServeOptions, # what `gaia-mas serve` takes
+                  ) -> dict:
     "The settings of `gaia-mas serve` as a JSON-able dict (a key stays out: GAIA_MAS_API_KEY or the keys file's path)."
-    keys = ("kb", "embeddings", "embeddings_url", "sessions", "provider", "model", "base_url", "llm_timeout",
-            "max_retries", "rps", "latency", "max_upload_mb", "history_tokens", "session_ttl", "grace", "keys")
-    hosts = {"host": getattr(args, "host", None) or "127.0.0.1",
-             "allowed_hosts": [*(getattr(args, "allowed_host", None) or []), *env_hosts()]}
-    out = {k: getattr(args, k, None) for k in keys} | hosts
-    if out["keys"]: out["keys"] = str(Path(out["keys"]).resolve())  # the workers read the file, wherever they run
-    return out
+    m, r = opts.model, opts.rag
+    return {"kb": r.kb, "embeddings": r.embeddings, "embeddings_url": r.embeddings_url, "sessions": r.sessions,
+            "provider": m.provider, "model": m.model, "base_url": m.base_url, "llm_timeout": m.llm_timeout,
+            "max_retries": m.max_retries, "rps": m.rps, "latency": m.latency, "max_upload_mb": opts.max_upload_mb,
+            "history_tokens": r.history_tokens, "session_ttl": r.session_ttl, "grace": opts.grace,
+            "keys": str(Path(opts.keys).resolve()) if opts.keys else None,  # the workers read it, wherever they run
+            "host": opts.host or "127.0.0.1", "allowed_hosts": [*opts.allowed_hosts, *env_hosts()]}
 
 GC_THRESHOLDS = (10_000, 10, 10)  # the collector's (young, middle, old) thresholds in a `serve` worker; Python's are (700, 10, 10)
 
@@ -102,12 +104,12 @@ def _empty_kb(settings:dict) -> Optional[str]:
     from gaia_mas.rag.kb.options import empty_kb_note, open_kb_for
     with open_kb_for({k: v for k, v in settings.items() if v is not None}) as kb: return empty_kb_note(kb)
 
-def _keys_problem(args:Any, key:Optional[str]) -> Optional[str]:
+def _keys_problem(opts:ServeOptions, key:Optional[str]) -> Optional[str]:
     "Why `serve --keys FILE` cannot start: the file is unreadable or malformed, or one API key is given too; else None."
-    if not getattr(args, "keys", None): return None
+    if not opts.keys: return None
     if key: return ("give either --keys FILE (named clients) or one API key ($GAIA_MAS_API_KEY, --api-key-file), "
                     "not both: add that key to the keys file, or unset GAIA_MAS_API_KEY")
-    try: read_keys(args.keys)
+    try: read_keys(opts.keys)
     except KeysFileError as e: return str(e)
     return None
 
@@ -146,42 +148,44 @@ def run_workers(config, # a `uvicorn.Config` with `workers` > 1 and a host and p
     from uvicorn.supervisors import Multiprocess
     try: held = hold_port(config.host, config.port)
     except OSError as e: print(f"gaia-mas serve: cannot listen on {config.host}:{config.port}: {e}", file=sys.stderr); return 2
+    own = cast(socket.socket, OwnSocket(config.host, held.getsockname()[1]))  # uvicorn only pickles it for each worker
     with held, contextlib.suppress(KeyboardInterrupt):  # as `uvicorn.run`
-        Multiprocess(config, sockets=[OwnSocket(config.host, held.getsockname()[1])]).run()
+        Multiprocess(config, sockets=[own]).run()
     return 0
 
 # %% ../../../nbs/rag/service/39j_serve.ipynb #5579b2b3
-def cmd_serve(args:Any) -> int:
+def cmd_serve(opts:ServeOptions, # what `gaia-mas serve` takes, e.g. `serve_options` of its flags
+             ) -> int:
     "`gaia-mas serve`: run the service on uvicorn until interrupted; 2 if it cannot start."
     import uvicorn
-    settings = serve_settings(args)
+    settings = serve_settings(opts)
     if settings.get("sessions") is None: settings["sessions"] = default_sessions(settings.get("kb"))
     if problem := preflight(settings):
         print(f"gaia-mas serve: {problem}", file=sys.stderr); return 2
-    workers = getattr(args, "workers", None) or 1
+    workers = opts.workers or 1
     if settings.get("rps"): settings["rps"] /= workers  # `--rps` bounds all the workers together
     os.environ[SERVE_ENV] = json.dumps(settings)
-    if getattr(args, "api_key_file", None):
-        try: args.api_key = Path(args.api_key_file).read_text(encoding="utf-8").strip()
+    if opts.api_key_file:
+        try: opts = dataclasses.replace(opts, api_key=Path(opts.api_key_file).read_text(encoding="utf-8").strip())
         except (OSError, UnicodeError) as e:
             print(f"gaia-mas serve: cannot read --api-key-file: {e}", file=sys.stderr); return 2
-    key = getattr(args, "api_key", None)
-    if key and key != reveal(current_settings().api_key) and not getattr(args, "api_key_file", None):
+    key = opts.api_key
+    if key and key != reveal(current_settings().api_key) and not opts.api_key_file:
         print("gaia-mas serve: warning: a key given with --api-key shows in `ps`; "
               "use $GAIA_MAS_API_KEY or --api-key-file", file=sys.stderr)
-    if problem := _keys_problem(args, key): print(f"gaia-mas serve: {problem}", file=sys.stderr); return 2
-    if getattr(args, "keys", None) and (warning := keys_file_warning(args.keys)):
+    if problem := _keys_problem(opts, key): print(f"gaia-mas serve: {problem}", file=sys.stderr); return 2
+    if opts.keys and (warning := keys_file_warning(opts.keys)):
         print(f"gaia-mas serve: warning: {warning}", file=sys.stderr)
     if key: os.environ["GAIA_MAS_API_KEY"] = key
-    host, port = getattr(args, "host", "127.0.0.1"), getattr(args, "port", 8000)
-    if problem := exposure_problem(host, key or getattr(args, "keys", None), getattr(args, "allow_keyless", False)):
+    host, port, secured = opts.host, opts.port, key or (str(opts.keys) if opts.keys else None)
+    if problem := exposure_problem(host, secured, opts.allow_keyless):
         print(f"gaia-mas serve: {problem}", file=sys.stderr); return 2
-    if warning := exposure_warning(host, port, key or getattr(args, "keys", None)):
+    if warning := exposure_warning(host, port, secured):
         print(f"gaia-mas serve: warning: {warning}", file=sys.stderr)
     print(startup_line(host, port, sessions_kind(settings["sessions"]), workers), flush=True)
     if note := _empty_kb(settings): print(f"gaia-mas serve: {note}", file=sys.stderr, flush=True)
-    verbose = bool(getattr(args, "verbose", 0))
-    app, kw = "gaia_mas.rag.service.serve:app_from_env", dict(
+    verbose, app = opts.verbose, "gaia_mas.rag.service.serve:app_from_env"
+    kw: dict[str, Any] = dict(
         factory=True, host=host, port=port, workers=workers, limit_concurrency=MAX_CONCURRENCY,
         timeout_graceful_shutdown=5,  # the app drains first (`Lifecycle`)
         log_level="debug" if verbose else "info", log_config=_log_config(verbose), **server_options())

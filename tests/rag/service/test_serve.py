@@ -30,6 +30,10 @@ def test_a_keyless_server_beyond_loopback_needs_consent(tmp_path, capsys):
     assert "--allow-keyless" in err and "GAIA_MAS_API_KEY" in err and len(err.strip().splitlines()) == 1, err
     assert _serve("--host", "0.0.0.0", "--allow-keyless", env=env) == (0, True)
     assert _serve("--host", "0.0.0.0", env={**env, "GAIA_MAS_API_KEY": "k-1"}) == (0, True)
+    (tmp_path/"key.txt").write_text("k-2\n")
+    assert _serve("--host", "0.0.0.0", "--api-key-file", str(tmp_path/"key.txt"), env=env) == (0, True)
+    assert _serve("--host", "0.0.0.0", "--api-key-file", str(tmp_path/"no-key.txt"), env=env) == (2, False)
+    assert "cannot read --api-key-file" in capsys.readouterr().err
     assert _serve("--host", "127.0.0.1", env=env) == (0, True)
 
 
