@@ -7,8 +7,8 @@ from __future__ import annotations
 import hashlib, re, secrets
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
-if TYPE_CHECKING: from gaia_mas.rag.workflows.served import ServedSystem
+from typing import Any, Callable, Optional, Sequence
+from ..workflows.served import ServedSystem
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 

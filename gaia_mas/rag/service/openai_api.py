@@ -7,8 +7,8 @@ from __future__ import annotations
 import contextlib, contextvars, json, re, time, uuid
 from dataclasses import dataclass, field
 from fastcore.basics import patch
-from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Optional
-if TYPE_CHECKING: from gaia_mas.rag.workflows.served import ServedSystem
+from typing import Any, AsyncIterator, Callable, Optional
+from ..workflows.served import ServedSystem
 from fastapi import Depends, FastAPI, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from langchain_core.tracers.context import register_configure_hook
