@@ -43,8 +43,9 @@ command, a script, the sandbox), `slow` (a minute or more); and `security` (an a
 `python -m pytest -m "security and not browser" tests/rag`. tests/conftest.py holds the markers to the truth: a test
 that starts a process its markers do not name fails, naming the marker to add (tests/test_markers.py shows it). Every
 test has 300 s (pytest-timeout); a test that needs more says why in `@pytest.mark.timeout(N)`. Shared helpers are in
-`tests/support/` (on the path through `pytest.ini`); the library's own test pieces (scripted models, the PostgreSQL
-server) are in `gaia_mas.core.testing` and `gaia_mas.core.pg_server`.
+`tests/support/` (on the path through `pytest.ini`); the library's own test pieces are the scripted model
+(`gaia_mas.core.scripted`), a fake OpenAI server and a live server (`gaia_mas.core.testing`), and the PostgreSQL server
+(`gaia_mas.core.pg_server`).
 
 This file is written by `python tools/tests_map.py`; `make lint` checks that it is up to date.
 """
