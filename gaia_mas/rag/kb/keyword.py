@@ -27,7 +27,7 @@ def keyword_tokens(text:str) -> list[str]:
     return _LOCAL.stem([w for w in _TOKEN.findall(text.lower()) if w not in KEYWORD_STOP])
 
 # %% ../../../nbs/rag/kb/30d_keyword.ipynb #8452f807
-FIELD_REPEAT = 2  # how many times a chunk's title and section words count beside its text's
+FIELD_REPEAT = 1  # how many times a chunk's title and section words count beside its text's
 
 def chunk_tokens(row:dict, # a chunk as `rows` reads it: text, metadata with title and section
                 ) -> list[str]:

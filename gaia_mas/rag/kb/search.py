@@ -247,7 +247,7 @@ def page_order(ranked:Sequence[tuple[int, float]], # a chunk ranking: (id, score
 
 # %% ../../../nbs/rag/kb/30_search.ipynb #9a4f9ccb
 PAGE_K = 10  # the damping constant of `rrf` over pages: a page's place in each ranking matters, not only its presence
-PAGE_WEIGHTS = (1.0, 1.0, 1.0)  # keyword search's pages, semantic search's, and the pages by their chunks' mean similarity
+PAGE_WEIGHTS = (1.0, 0.5, 0.5)  # keyword search's pages, semantic search's, and the pages by their chunks' mean similarity
 REWORDED_PAGE_WEIGHTS = (0.5, 1.0, 0.5)  # the same for a question not in the documents' words
 
 def fuse_pages(fused:Sequence[tuple[int, float]], # the chunk ranking of `hybrid`

@@ -10,9 +10,10 @@ from gaia_mas.rag.kb.ingest import ingest, sample_dir
 from gaia_mas.rag.kb import open_kb
 
 # mode: (recall@5, MRR) on nbs/samples/kb/golden.jsonl, diverse results as searches have them by default: keyword
-# search by BM25 over stems with titles and sections counted twice, hybrid search with pages fused for every question
-# (one question of 48 at rank 2; bench/README.md, keyword search beside bm25s)
-FLOORS = {"keyword": (0.993, 0.979), "semantic": (0.982, 0.979), "hybrid": (1.0, 0.989)}
+# search by BM25 over stems with titles and sections counted once (twice gives 0.979 MRR here, but trails plain BM25
+# on the public manuals' questions: bench/rag_keyword.py), hybrid search with pages fused for every question (one
+# question of 48 at rank 2)
+FLOORS = {"keyword": (0.993, 0.954), "semantic": (0.982, 0.979), "hybrid": (1.0, 0.989)}
 
 SIDEBAR = ('<div class="sphinxsidebar" role="navigation"><h3>Table of Contents</h3><ul>{toc}</ul>'
            '<h4>Previous topic</h4><p><a href="a.html">Glossary</a></p><h4>Next topic</h4>'
