@@ -1,10 +1,11 @@
 """Keyword search beside plain BM25 (bm25s) over the same chunks, then each search mode, per golden set, half and split.
 
-    python bench/rag_keyword.py [--corpora sample,pg50,py68,git] [--keep bench/out/reworded] [--out FILE]
+    python bench/rag_keyword.py [--corpora sample,pg50,py68,git,sqlite] [--keep bench/out/reworded] [--out FILE]
 
 The knowledge bases are those of bench/rag_reworded.py (the shipped reading and chunking, the built-in MiniLM
-embedder), built once and kept in --keep. Every golden set but the sample's is split: questions 01 to half the set's
-size of each half are the tuning split, the rest are held out (the `split` field of bench/data/*_golden.jsonl).
+embedder), built once and kept in --keep. Every golden set but the sample's and SQLite's is split: questions 01 to half the set's
+size of each half are the tuning split, the rest are held out (the `split` field of bench/data/*_golden.jsonl);
+SQLite's questions are all held out.
 
 Runs, each the top 5 passages of one question, scored by page (recall@5 / MRR through gaia_mas.rag.workflows.eval):
 
@@ -28,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT)); sys.path.insert(0, str(ROOT/"bench"))
 os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
-CORPORA, K, MODES = ("sample", "pg50", "py68", "git"), 5, ("keyword", "semantic", "hybrid")
+CORPORA, K, MODES = ("sample", "pg50", "py68", "git", "sqlite"), 5, ("keyword", "semantic", "hybrid")
 
 
 def chunks(kb) -> tuple[list[int], list[str], dict[int, str]]:
@@ -95,6 +96,9 @@ def splits(name: str, questions) -> dict[str, list]:
         g = json.loads(lines[q.line - 1])
         out.setdefault(f"{g.get('half', 'all')} pooled", []).append(q)
         if "split" in g: out.setdefault(f"{g['half']} {g['split']}", []).append(q)
+    out = {s: qs for s, qs in out.items()  # a half held out whole is shown once, as held-out
+           if not (s.endswith(" pooled") and any(t != s and t.split()[0] == s.split()[0] and len(v) == len(qs)
+                                                 for t, v in out.items()))}
     return dict(sorted(out.items(), key=lambda kv: (kv[0].split()[0], "pooled tune held-out".find(kv[0].split()[1]))))
 
 

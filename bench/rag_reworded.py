@@ -9,7 +9,9 @@ Corpora and golden sets (built-in all-MiniLM-L6-v2 embedder; the Debian packages
 - pg50: 50 pages of PostgreSQL 15's manual (bench/rag_real_corpus.py) with bench/data/pg_golden.jsonl, 30 + 30;
 - py68: 68 module pages of Python's library reference (bench/rag_fusion.py) with bench/data/python_golden.jsonl, 40 + 40;
 - git: 84 pages of git's manual (Debian's git-doc) with bench/data/git_golden.jsonl, 20 literal + 20 reworded, written
-  before anything was tuned; questions 01-10 of each half are the tuning half, 11-20 the held-out half (never tuned on).
+  before anything was tuned; questions 01-10 of each half are the tuning half, 11-20 the held-out half (never tuned on);
+- sqlite: 86 pages of SQLite's manual (Debian's sqlite3-doc) with bench/data/sqlite_golden.jsonl, 20 + 20 written from
+  the pages' titles before any search ran over them, all held out.
 
 Configurations change how pages are read and cut (each builds its own knowledge base):
 
@@ -46,17 +48,31 @@ GIT_GUIDES = ("gitignore gitattributes gitrevisions githooks gitsubmodules gitfa
               "gittutorial gitcli gitcredentials gitmodules gitcore-tutorial gitdiffcore gitnamespaces gitmailmap "
               "gitrepository-layout gittutorial-2 gitremote-helpers gitprotocol-http gitformat-bundle gitk "
               "gitcvs-migration everyday").split()
+SQLITE = Path("/usr/share/doc/sqlite3")
+SQLITE_PAGES = ("lang_select windowfunctions lang_createtable lang_update lang_createtrigger lang_delete lang_altertable "
+                "lang_expr lang_insert lang_with lang_upsert partialindex lang_createindex lang_returning lang_aggfunc "
+                "lang_createview lang_attach lang_detach fts5 fts3 pragma cli atomiccommit rescode optoverview "
+                "foreignkeys json1 howtocorrupt rtree geopoly datatype3 wal queryplanner faq tempfiles lang_corefunc "
+                "lockingv3 spellfix1 lang_explain backup appfileformat appfunc quirks lang_transaction printf limits "
+                "loadext whentouse lang_datefunc vfs zipfile withoutrowid floatingpoint lang_analyze eqp sqlar "
+                "isolation rowvalue sharedcache nulls lang_savepoint uri lang_conflict lang_replace security "
+                "lang_createvtab lang_indexedby lang_vacuum recovery stricttables dbstat gencol lang_mathfunc autoinc "
+                "schematab sqldiff mmap inmemorydb threadsafe expridx lang_reindex lang_droptable series csv carray "
+                "lang_naming").split()
 REWORDED_WEIGHT = 2.0  # the semantic ranking's weight for a reworded question in the candidates' chunk fusion
 CORPORA, CONFIGS = ("sample", "pg50", "py68", "git"), ("before", "clean", "merge", "shipped")
 K, DEPTH = 5, 50
 
 
 def golden(name: str) -> Path:
-    if name != "git": from rag_fusion import golden as g; return g(name)
-    return ROOT/"bench"/"data"/"git_golden.jsonl"
+    if name not in ("git", "sqlite"): from rag_fusion import golden as g; return g(name)
+    return ROOT/"bench"/"data"/f"{name}_golden.jsonl"
 
 
 def pages(name: str) -> list[Path]:
+    if name == "sqlite":
+        need(SQLITE, "sqlite3-doc")
+        return [SQLITE/f"{n}.html" for n in SQLITE_PAGES]
     if name != "git": from rag_fusion import pages as p; return p(name)
     need(GIT, "git-doc")
     return sorted([GIT/f"git-{n}.html" for n in GIT_PAGES] + [GIT/f"{n}.html" for n in GIT_GUIDES])
