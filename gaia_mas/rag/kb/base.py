@@ -360,6 +360,16 @@ def filter_search(self:KnowledgeBase, filters:dict, # metadata conditions
         hits = self._hits([(i, 1.0) for i in self._filtered(k, normalize_filters(filters, self.fields()))])
     return Hits(hits, [] if hits else [f"no passages have metadata matching {filters}"])
 
+# %% ../../../nbs/rag/kb/30_base.ipynb #4f6c6043
+@patch
+def passages(self:KnowledgeBase, batch:int=500, # chunks read per query
+            ) -> Iterable[tuple[int, str, str]]:
+    "Every chunk's (id, text, source), in source order, read `batch` at a time."
+    ids = self._filtered(2**62, [])
+    for j in range(0, len(ids), batch):
+        rows = self.rows(ids[j:j + batch])
+        yield from ((i, rows[i]["text"], rows[i]["metadata"].get("source", "")) for i in ids[j:j + batch] if i in rows)
+
 # %% ../../../nbs/rag/kb/30_base.ipynb #be5cc784
 @patch
 def label_names(self:KnowledgeBase) -> dict[str, str]:

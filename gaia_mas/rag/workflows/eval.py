@@ -15,10 +15,11 @@ from ..kb.search import MAX_QUERY
 from .rules import PATTERN_CHOICES, PATTERN_HELP
 
 # %% auto #0
-__all__ = ['EXAMPLE', 'MAX_QUESTION', 'MODES', 'VERDICTS', 'source_matches', 'Question', 'read_golden', 'match_sources',
-           'ranked_sources', 'search_runs', 'measures', 'score_run', 'evaluate', 'format_eval', 'cites_relevant',
-           'answer_one', 'parse_verdict', 'judge_messages', 'judge_answer', 'scripted_judge', 'judge_model',
-           'answer_all', 'answer_lines', 'mode_table', 'mode_bars', 'question_table', 'eval_html']
+__all__ = ['EXAMPLE', 'MAX_QUESTION', 'MODES', 'BASELINES', 'VERDICTS', 'source_matches', 'Question', 'read_golden',
+           'match_sources', 'ranked_sources', 'bm25s_ranker', 'search_runs', 'measures', 'score_run', 'evaluate',
+           'format_eval', 'cites_relevant', 'answer_one', 'parse_verdict', 'judge_messages', 'judge_answer',
+           'scripted_judge', 'judge_model', 'answer_all', 'answer_lines', 'mode_table', 'mode_bars', 'question_table',
+           'eval_html']
 
 # %% ../../../nbs/rag/workflows/37b_eval.ipynb #120785cf
 def source_matches(name:str, # a source as a golden file names it: a file name, or the end of a path
@@ -119,17 +120,38 @@ def ranked_sources(hits:Sequence, # a search's hits, best first
     "The hits' sources, each once, in the order of its best passage: the ranking of documents."
     return list(dict.fromkeys(h.source for h in hits))
 
+# %% ../../../nbs/rag/workflows/37b_eval.ipynb #a43de06e
+BASELINES = ("bm25s",)  # reference rankings `evaluate` runs beside the search modes when asked
+
+def bm25s_ranker(kb, # an open knowledge base
+                 k:int=5, # passages per question
+                ) -> Callable[[str], list[str]]:
+    "A function from a question to its ranked sources by plain BM25 over the passages' text (bm25s's defaults)."
+    import bm25s
+    rows = list(kb.passages())
+    if not rows: return lambda question: []
+    index, srcs = bm25s.BM25(), [s for *_, s in rows]
+    index.index(bm25s.tokenize([t for _, t, _ in rows], stopwords="en", show_progress=False), show_progress=False)
+    def rank(question:str) -> list[str]:
+        toks = bm25s.tokenize([question], stopwords="en", show_progress=False)
+        if not toks.vocab: return []
+        docs, scores = index.retrieve(toks, k=min(k, len(rows)), show_progress=False)
+        return list(dict.fromkeys(srcs[j] for j, s in zip(docs[0], scores[0]) if s > 0))
+    return rank
+
 # %% ../../../nbs/rag/workflows/37b_eval.ipynb #01083e89
 def search_runs(kb, # an open knowledge base
                 questions:Sequence[Question], # the questions to search
-                modes:Sequence[str]=MODES, # the search modes
+                modes:Sequence[str]=MODES, # the search modes, and any of `BASELINES`
                 k:int=5, # passages per search
                 diverse:bool=True, # diverse results, as searches have them by default
                ) -> tuple[dict[str, dict[str, list[str]]], dict[str, list[str]]]:
-    "{mode: {question id: ranked sources}}, and {mode: the searches' warnings, each once}."
+    "{mode: {question id: ranked sources}}, and {mode: the searches' warnings, each once}; `BASELINES` rank too."
     runs, warns = {m: {} for m in modes}, {m: [] for m in modes}
+    plain = {m: bm25s_ranker(kb, k) for m in modes if m in BASELINES}
     for q in questions:
         for m in modes:
+            if m in plain: runs[m][q.id] = plain[m](q.question); continue
             try: hits = kb.search(q.question, mode=m, k=k, diverse=diverse); said = hits.warnings
             except Exception as e: hits, said = [], [f"search failed: {type(e).__name__}: {str(e)[:200]}"]
             runs[m][q.id] = ranked_sources(hits)
@@ -191,15 +213,15 @@ def _summary(rows:list[dict], m:str, warnings:list[str]) -> dict:
 # %% ../../../nbs/rag/workflows/37b_eval.ipynb #e4e566dc
 def evaluate(kb, # an open knowledge base
              golden:str|Path, # the golden file
-             modes:Sequence[str]=MODES, # the search modes to compare
+             modes:Sequence[str]=MODES, # the search modes to compare, and any of `BASELINES`
              k:int=5, # passages per search
              diverse:bool=True, # diverse results, as searches have them by default
             ) -> dict:
     "Recall@k, MRR and nDCG@k of each mode over the golden file's questions, the misses, and the file's problems."
     if not isinstance(k, int) or not 1 <= k <= 200:
         raise ValueError(f"--k must be a whole number from 1 to 200, not {k!r}")
-    if bad := [m for m in modes if m not in MODES]:
-        raise ValueError(f"unknown mode {bad[0]!r}: give some of {','.join(MODES)}")
+    if bad := [m for m in modes if m not in MODES + BASELINES]:
+        raise ValueError(f"unknown mode {bad[0]!r}: give some of {','.join(MODES + BASELINES)}")
     asked, rejected = read_golden(golden)
     questions, left, notes = match_sources(asked, sources := kb.sources())
     if not questions:
@@ -240,6 +262,7 @@ def format_eval(report:dict, # from `evaluate`
     for m, s in modes.items():
         whole = n - len(s["missed"]) - len(s["partly"])
         lines.append(f"{m:<10}{s['recall']:>10.3f}{s['mrr']:>8.3f}{s['ndcg']:>9.3f}{f'{whole}/{n}':>11}")
+    if "bm25s" in modes: lines.append("(bm25s: plain BM25 over the same passages' text, for reference)")
     if n_left := len(report["left_out"]):
         lines += ["", f"{n_left} question{'s' if n_left > 1 else ''} left out: none of the sources is in the "
                       "knowledge base"]

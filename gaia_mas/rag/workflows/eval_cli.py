@@ -8,7 +8,8 @@ import argparse, json, sys
 from pathlib import Path
 from typing import Callable
 from ...core.guards import printable
-from .eval import MODES, answer_all, answer_lines, eval_html, evaluate, format_eval, judge_model
+from .eval import (BASELINES, MODES, answer_all, answer_lines, eval_html, evaluate, format_eval,
+                                         judge_model)
 from .rules import PATTERN_CHOICES, PATTERN_HELP
 
 # %% auto #0
@@ -18,8 +19,9 @@ __all__ = ['cmd_compare', 'cmd_eval', 'add_eval_parser']
 def _modes(text:str) -> tuple[str, ...]:
     "The --modes list (argparse type)."
     ms = tuple(dict.fromkeys(m.strip() for m in text.split(",") if m.strip()))
-    if not ms or (bad := [m for m in ms if m not in MODES]):
-        raise argparse.ArgumentTypeError(f"{text!r}: give one or more of {','.join(MODES)}, separated by commas")
+    if not ms or (bad := [m for m in ms if m not in MODES + BASELINES]):
+        raise argparse.ArgumentTypeError(f"{text!r}: give one or more of {','.join(MODES + BASELINES)}, "
+                                         "separated by commas")
     return ms
 
 # %% ../../../nbs/rag/workflows/37e_eval_cli.ipynb #f94e3f21
@@ -83,7 +85,8 @@ def add_eval_parser(rag, # the `gaia-mas rag` subparsers
     kb_option(e)
     e.add_argument("--k", type=int, default=5, help="passages per search (default 5)")
     e.add_argument("--modes", type=_modes, default=MODES,
-                   help="search modes to compare (default keyword,semantic,hybrid)")
+                   help="search modes to compare (default keyword,semantic,hybrid); bm25s adds plain BM25 over the "
+                   "same passages for reference")
     e.add_argument("--no-diverse", dest="diverse", action="store_false", help="judge the plain ranking")
     e.add_argument("--json", action="store_true", help="print the report as JSON")
     e.add_argument("--html", type=Path, metavar="FILE", help="also write the report as one self-contained HTML page")
