@@ -134,7 +134,7 @@ def _sentences(text:str) -> list[str]:
 _DEFINES = re.compile(r"\b(is|are)\s+(a|an|the)\b")
 
 def _scored(question:str, context:Sequence[str]) -> list[tuple]:
-    "(score, passage, sentence, text, citation) of each sentence: the rarer the question's words it holds, the higher."
+    "(score, passage, sentence, text, citation, words) of each sentence: the rarer the question's words it holds, the higher."
     qw, rows = content_words(question), []
     for i, c in enumerate(context):
         cit, text = _split(c)
@@ -142,7 +142,7 @@ def _scored(question:str, context:Sequence[str]) -> list[tuple]:
     df = Counter(w for *_, m in rows for w in m)
     what = re.match(r"(?i)\s*what\s+(is|are)\b", question)  # a definition: a sentence saying "X is a ..." comes first
     def score(s, m): return sum(math.log(1 + len(rows) / df[w]) for w in m) + bool(what and m and _DEFINES.search(s))
-    return [(score(s, m), i, j, s, cit) for i, j, s, cit, m in rows]
+    return [(score(s, m), i, j, s, cit, len(m)) for i, j, s, cit, m in rows]
 
 def extractive_answer(question:str, # the question
                       context:Sequence[str], # research-context strings, `[citation] text`, best first
@@ -151,8 +151,9 @@ def extractive_answer(question:str, # the question
     "The passages' sentences closest to `question`, each with its [citation], under `EXTRACTIVE_LABEL`."
     ranked = sorted(_scored(question, context), key=lambda r: (-r[0], r[1], r[2]))
     if not ranked: return NO_PASSAGES
-    picked = [r for r in ranked if r[0] >= 0.5 * ranked[0][0]][:n]  # none far below the best
-    lines = [f"- {s}" + (f" [{cit}]" if cit else "") for *_, s, cit in picked]
+    best = ranked[0]  # then those near it that share most of the question's words it holds
+    picked = [best] + [r for r in ranked[1:] if r[0] >= 0.5 * best[0] and (2 * r[5] > best[5] or not best[5])][:n - 1]
+    lines = [f"- {s}" + (f" [{cit}]" if cit else "") for _, _, _, s, cit, _ in picked]
     return EXTRACTIVE_LABEL + "\n" + "\n".join(lines)
 
 # %% ../../../nbs/rag/workflows/33c_grounding.ipynb #efec22b5
