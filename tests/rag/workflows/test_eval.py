@@ -32,7 +32,7 @@ def home(tmp_path_factory):
 def figures(out: str) -> dict:
     "{mode: (recall, mrr, ndcg)} from the printed table."
     return {m: tuple(map(float, (a, b, c))) for m, a, b, c in
-            re.findall(r"^(keyword|semantic|hybrid)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+\d+/\d+$", out, re.M)}
+            re.findall(r"^(keyword|semantic|hybrid|bm25s)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+\d+/\d+$", out, re.M)}
 
 
 def test_eval_on_the_sample_collection(home, tmp_path):
@@ -47,6 +47,17 @@ def test_eval_on_the_sample_collection(home, tmp_path):
     j = json.loads(run(home, "rag", "eval", "nbs/samples/kb/golden.jsonl", "--json", "--modes", "hybrid", "--k", "3").stdout)
     assert (list(j["modes"]), j["k"], len(j["questions"])) == (["hybrid"], 3, 48)
     assert all(len(q["modes"]["hybrid"]["ranked"]) <= 3 for q in j["questions"])
+
+
+def test_plain_bm25_ranks_beside_the_modes_when_asked(home):
+    "bm25s over the same passages, a reference row; keyword search meets it on the sample."
+    r = run(home, "rag", "eval", "nbs/samples/kb/golden.jsonl", "--modes", "keyword,hybrid,bm25s")
+    assert r.returncode == 0, r.stderr
+    f = figures(r.stdout)
+    assert list(f) == ["keyword", "hybrid", "bm25s"] and "plain BM25 over the same passages" in r.stdout, r.stdout
+    for i in range(3): assert f["keyword"][i] >= f["bm25s"][i], r.stdout
+    r = run(home, "rag", "eval", "nbs/samples/kb/golden.jsonl", "--modes", "bm25")
+    assert r.returncode == 2 and "give one or more of keyword,semantic,hybrid,bm25s" in r.stderr, r.stderr
 
 
 def test_bad_golden_lines_are_named_and_the_rest_is_evaluated(home, tmp_path):
