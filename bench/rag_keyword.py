@@ -3,9 +3,9 @@
     python bench/rag_keyword.py [--corpora sample,pg50,py68,git,sqlite] [--keep bench/out/reworded] [--out FILE]
 
 The knowledge bases are those of bench/rag_reworded.py (the shipped reading and chunking, the built-in MiniLM
-embedder), built once and kept in --keep. Every golden set but the sample's and SQLite's is split: questions 01 to half the set's
-size of each half are the tuning split, the rest are held out (the `split` field of bench/data/*_golden.jsonl);
-SQLite's questions are all held out.
+embedder), built once and kept in --keep. Every golden set but the sample's and SQLite's is split: questions 01 to
+half the set's size of each half are the tuning split, the rest are held out (the `split` field of
+bench/data/*_golden.jsonl); SQLite's questions are all held out.
 
 Runs, each the top 5 passages of one question, scored by page (recall@5 / MRR through gaia_mas.rag.workflows.eval):
 
@@ -17,7 +17,7 @@ Runs, each the top 5 passages of one question, scored by page (recall@5 / MRR th
 - tutorial: the pipeline a LangChain tutorial builds: each document's text (its chunks joined in order) cut again by
   `RecursiveCharacterTextSplitter` into 1000-character pieces overlapping by 200, ranked by plain bm25s.
 
-Each golden set's halves are scored on all their questions (`pooled`) and on each split.
+A half with two splits is also scored on all its questions (`pooled`).
 
 A cell of keyword is marked `*` when it meets the best bm25s run in both figures; a cell of hybrid when it meets the
 better of keyword and semantic search in both.
@@ -33,10 +33,9 @@ CORPORA, K, MODES = ("sample", "pg50", "py68", "git", "sqlite"), 5, ("keyword", 
 
 
 def chunks(kb) -> tuple[list[int], list[str], dict[int, str]]:
-    "Every chunk's id and text, and its source, read through the engine's own methods."
-    ids = kb._filtered(10**9, [])
-    rows = kb.rows(ids)
-    return ids, [rows[i]["text"] for i in ids], {i: rows[i]["metadata"].get("source", "") for i in ids}
+    "Every chunk's id and text, and its source (`KnowledgeBase.passages`)."
+    rows = list(kb.passages())
+    return [i for i, _, _ in rows], [t for _, t, _ in rows], {i: s for i, _, s in rows}
 
 
 class BM25s:
@@ -90,16 +89,15 @@ def golden(name: str) -> Path:
 
 
 def splits(name: str, questions) -> dict[str, list]:
-    "{'literal pooled', 'literal tune', 'reworded held-out', ...: questions}; the sample's questions are one set, 'all'."
-    lines, out = golden(name).read_text().splitlines(), {}
+    "{'literal pooled', 'literal tune', 'reworded held-out', ...: questions}; the sample's are one set, 'all'."
+    lines, halves, out = golden(name).read_text().splitlines(), {}, {}
     for q in questions:
         g = json.loads(lines[q.line - 1])
-        out.setdefault(f"{g.get('half', 'all')} pooled", []).append(q)
-        if "split" in g: out.setdefault(f"{g['half']} {g['split']}", []).append(q)
-    out = {s: qs for s, qs in out.items()  # a half held out whole is shown once, as held-out
-           if not (s.endswith(" pooled") and any(t != s and t.split()[0] == s.split()[0] and len(v) == len(qs)
-                                                 for t, v in out.items()))}
-    return dict(sorted(out.items(), key=lambda kv: (kv[0].split()[0], "pooled tune held-out".find(kv[0].split()[1]))))
+        halves.setdefault(g.get("half", "all"), {}).setdefault(g.get("split", "pooled"), []).append(q)
+    for half, parts in halves.items():  # a half held out whole is shown once, as held-out
+        if len(parts) > 1: out[f"{half} pooled"] = [q for qs in parts.values() for q in qs]
+        out.update({f"{half} {s}": qs for s, qs in parts.items()})
+    return out
 
 
 def measure(name: str, folder: Path) -> dict:

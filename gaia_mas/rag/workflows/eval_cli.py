@@ -8,8 +8,8 @@ import argparse, json, sys
 from pathlib import Path
 from typing import Callable
 from ...core.guards import printable
-from .eval import (BASELINES, MODES, answer_all, answer_lines, eval_html, evaluate, format_eval,
-                                         judge_model)
+from .eval import BASELINES, MODES, answer_all, answer_lines, eval_html, evaluate
+from .eval import format_eval, judge_model
 from .rules import PATTERN_CHOICES, PATTERN_HELP
 
 # %% auto #0

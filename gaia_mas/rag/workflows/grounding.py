@@ -134,7 +134,7 @@ def _sentences(text:str) -> list[str]:
 _DEFINES = re.compile(r"\b(is|are)\s+(a|an|the)\b")
 
 def _scored(question:str, context:Sequence[str]) -> list[tuple]:
-    "(score, passage, sentence, text, citation, words) of each sentence: the rarer the question's words it holds, the higher."
+    "(score, passage, sentence, text, citation, question words held) of each sentence: rarer words held score higher."
     qw, rows = content_words(question), []
     for i, c in enumerate(context):
         cit, text = _split(c)
@@ -152,7 +152,8 @@ def extractive_answer(question:str, # the question
     ranked = sorted(_scored(question, context), key=lambda r: (-r[0], r[1], r[2]))
     if not ranked: return NO_PASSAGES
     best = ranked[0]  # then those near it that share most of the question's words it holds
-    picked = [best] + [r for r in ranked[1:] if r[0] >= 0.5 * best[0] and (2 * r[5] > best[5] or not best[5])][:n - 1]
+    near = [r for r in ranked[1:] if r[0] >= 0.5 * best[0] and (2 * r[5] > best[5] or not best[5])]
+    picked = [best, *near[:n - 1]]
     lines = [f"- {s}" + (f" [{cit}]" if cit else "") for _, _, _, s, cit, _ in picked]
     return EXTRACTIVE_LABEL + "\n" + "\n".join(lines)
 
